@@ -1,0 +1,127 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Out-of-tree build of virtio_fs_sync.ko.
+#
+#   make                    build for the running kernel
+#   make KDIR=dir           build against any configured tree or headers
+#   make KVER=6.12|6.1      build against Debian's cloud kernel of that
+#                           series, fetched by scripts/fetch-kernel.sh into
+#                           $(VFS_CACHE) (default ~/.cache/virtio-fs-sync);
+#                           the objects go to build/$(KVER)/
+#   make FUSE_SRC=dir       take fuse_i.h from dir (default: KDIR/fs/fuse
+#                           for a full tree, the cache's fuse/ for KVER)
+#
+# Other targets: print-ko, print-sources, style, sparse, module-debug,
+# install, dkms-install, clean.
+
+VFS_CACHE ?= $(HOME)/.cache/virtio-fs-sync
+REPO := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+PREFIX ?= /usr
+DESTDIR ?=
+DEPMOD ?= depmod
+
+# The sources the module is built from; dkms-install copies exactly these.
+SOURCES := Kbuild Kconfig Makefile compat.h dkms.conf virtio_fs_sync.h \
+	virtio_fs_sync.c fuse_glue.c tests/kunit/virtio_fs_sync_test.c
+DRIVER_FILES := compat.h virtio_fs_sync.h virtio_fs_sync.c fuse_glue.c \
+	tests/kunit/virtio_fs_sync_test.c
+
+VERSION := $(shell git -C $(REPO) describe --always --dirty 2>/dev/null || \
+	cat $(REPO)/VERSION 2>/dev/null || echo unknown)
+
+ifneq ($(KVER),)
+KCACHE := $(VFS_CACHE)/kernels/$(KVER)
+KDIR := $(KCACHE)/kdir
+FUSE_SRC ?= $(KCACHE)/fuse
+FUSE_SRC_MAKEFILE ?= $(KCACHE)/source.Makefile
+BUILD_DIR := $(REPO)/build/$(KVER)
+else
+KDIR ?= /lib/modules/$(shell uname -r)/build
+BUILD_DIR := $(REPO)
+endif
+
+ifneq ($(wildcard $(KDIR)/fs/fuse/fuse_i.h),)
+FUSE_SRC ?= $(KDIR)/fs/fuse
+endif
+
+# Version of a kernel Makefile: VERSION.PATCHLEVEL.SUBLEVEL.
+makefile_version = $(shell awk '/^VERSION *=/ { v = $$3 } /^PATCHLEVEL *=/ { p = $$3 } \
+	/^SUBLEVEL *=/ { s = $$3 } END { if (v != "") print v "." p "." s }' $(1) 2>/dev/null)
+
+KBUILD_ARGS = -C $(KDIR) M=$(BUILD_DIR) FUSE_INC=$(abspath $(FUSE_SRC))
+
+all: module
+
+# fuse_i.h is internal to the kernel: it must come from the very source the
+# kernel was built from, or MODVERSIONS refuses the module at load time.
+prepare:
+ifneq ($(KVER),)
+	@VFS_CACHE=$(VFS_CACHE) $(REPO)/scripts/fetch-kernel.sh $(KVER) >/dev/null
+endif
+	@test -d $(KDIR) || { echo "virtio_fs_sync: no kernel tree at $(KDIR) (set KDIR= or KVER=)" >&2; exit 1; }
+	@test -n "$(FUSE_SRC)" && test -f $(FUSE_SRC)/fuse_i.h || { \
+		echo "virtio_fs_sync: fuse_i.h not found: install linux-source-$$($(MAKE) -s -C $(KDIR) kernelversion | cut -d. -f1,2)" \
+			"and pass FUSE_SRC=<linux-source>/fs/fuse" >&2; exit 1; }
+	@kver=$$($(MAKE) -s -C $(KDIR) kernelversion 2>/dev/null); \
+	fmk=$(FUSE_SRC_MAKEFILE); \
+	[ -n "$$fmk" ] || for f in $(FUSE_SRC)/../../Makefile $(FUSE_SRC)/../source.Makefile; do \
+		[ -f $$f ] && { fmk=$$f; break; }; done; \
+	sver=; [ -n "$$fmk" ] && sver=$$(awk '/^VERSION *=/ { v = $$3 } /^PATCHLEVEL *=/ { p = $$3 } \
+		/^SUBLEVEL *=/ { s = $$3 } END { if (v != "") print v "." p "." s }' $$fmk); \
+	if [ -z "$$sver" ]; then \
+		echo "virtio_fs_sync: warning: cannot tell which kernel $(FUSE_SRC)/fuse_i.h is from" >&2; \
+	elif [ "$$kver" != "$$sver" ]; then \
+		echo "virtio_fs_sync: $(KDIR) is $$kver but $(FUSE_SRC) is from $$sver:" \
+			"install linux-source-$$(echo $$kver | cut -d. -f1,2) at version $$kver" \
+			"and pass FUSE_SRC=<its tree>/fs/fuse" >&2; \
+		exit 1; \
+	fi
+ifneq ($(BUILD_DIR),$(REPO))
+	@mkdir -p $(BUILD_DIR)/tests/kunit
+	@for f in Kbuild $(DRIVER_FILES); do ln -sfn $(REPO)/$$f $(BUILD_DIR)/$$f; done
+endif
+
+module: prepare
+	$(MAKE) $(KBUILD_ARGS) modules
+
+module-debug: prepare
+	$(MAKE) $(KBUILD_ARGS) ccflags-y+=-DDEBUG modules
+
+print-ko:
+	@echo $(BUILD_DIR)/virtio_fs_sync.ko
+
+print-sources:
+	@echo $(SOURCES)
+
+install: module
+	$(MAKE) $(KBUILD_ARGS) INSTALL_MOD_DIR=updates modules_install
+	$(DEPMOD) -a $$($(MAKE) -s -C $(KDIR) kernelrelease)
+
+DKMS_DIR := $(DESTDIR)$(PREFIX)/src/virtio_fs_sync-$(VERSION)
+dkms-install:
+	@for f in $(SOURCES); do install -D -m 0644 $(REPO)/$$f $(DKMS_DIR)/$$f || exit 1; done
+	@echo $(VERSION) >$(DKMS_DIR)/VERSION
+	@sed -i 's/^PACKAGE_VERSION=.*/PACKAGE_VERSION="$(VERSION)"/' $(DKMS_DIR)/dkms.conf
+	@echo "virtio_fs_sync: sources in $(DKMS_DIR); now: dkms install virtio_fs_sync/$(VERSION)"
+
+CHECKPATCH ?= $(VFS_CACHE)/src/linux-source-6.12/scripts/checkpatch.pl
+style:
+	$(CHECKPATCH) --strict --no-tree --max-line-length=100 --ignore FILE_PATH_CHANGES -f \
+		$(addprefix $(REPO)/,$(DRIVER_FILES))
+
+sparse:
+	$(MAKE) -C $(REPO) KVER=6.12 clean-objs module C=2 CF=-D__CHECK_ENDIAN__
+	$(MAKE) -C $(REPO) KVER=6.1 clean-objs module C=2 CF=-D__CHECK_ENDIAN__
+
+clean-objs:
+	@rm -f $(BUILD_DIR)/*.o $(BUILD_DIR)/tests/kunit/*.o
+
+clean:
+	-$(MAKE) $(KBUILD_ARGS) clean 2>/dev/null
+	rm -rf $(REPO)/build
+
+.PHONY: all prepare module module-debug print-ko print-sources install \
+	dkms-install style sparse clean clean-objs
+
+# test targets: tests/Makefile.inc
+-include tests/Makefile.inc

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Every difference between the kernel series virtio_fs_sync builds for is
+ * decided here, as a named macro or helper; the logic files never look at
+ * version numbers. Kbuild probes the headers of the tree it builds against
+ * and passes the results as COMPAT_* defines; this file is force-included
+ * into every object.
+ *
+ * COMPAT_FUSE_IQUEUE_SEND_REQ    fuse_iqueue_ops has send_req/send_forget
+ *                                (6.12); without it the FUSE core calls
+ *                                wake_*_and_unlock with fiq->lock held (6.1)
+ * COMPAT_FUSE_ARGS_FOLIOS        fuse_args_pages may carry folios instead
+ *                                of pages (uses_folios)
+ * COMPAT_FUSE_KVEC_PAGES         fuse_conn.use_pages_for_kvec_io exists
+ * COMPAT_FUSE_IDMAP              FUSE supports idmapped mounts
+ * COMPAT_VIRTQUEUE_INFO          virtio_find_vqs() takes virtqueue_info
+ * COMPAT_VIRTIO_REGISTER_OWNER   register_virtio_driver() sets the owner
+ * COMPAT_HAVE_GROUP_CPUS         group_cpus_evenly() is exported
+ * COMPAT_HAVE_KUNIT_VISIBILITY   <kunit/visibility.h> exists
+ */
+#ifndef _VIRTIO_FS_SYNC_COMPAT_H
+#define _VIRTIO_FS_SYNC_COMPAT_H
+
+#include <linux/kconfig.h>
+
+/* Before any header can pick the default */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#ifndef __ASSEMBLY__
+
+#include <linux/preempt.h>
+#include <linux/slab.h>
+#include <linux/virtio_config.h>
+
+/*
+ * The synchronous submission path must stay on one CPU (it picks that CPU's
+ * sync queue) from the choice of the queue until the reaped buffers have
+ * been collected. Without PREEMPT_RT it runs with preemption disabled. On
+ * PREEMPT_RT spinlock_t sleeps, so only migration is disabled and the queue
+ * lock is the sleeping kind.
+ */
+#ifdef CONFIG_PREEMPT_RT
+#define compat_sync_pin_cpu()		migrate_disable()
+#define compat_sync_unpin_cpu()		migrate_enable()
+#else
+#define compat_sync_pin_cpu()		preempt_disable()
+#define compat_sync_unpin_cpu()		preempt_enable()
+#endif
+
+#ifdef COMPAT_VIRTIO_REGISTER_OWNER
+#define COMPAT_VIRTIO_DRIVER_OWNER
+#else
+#define COMPAT_VIRTIO_DRIVER_OWNER	.driver.owner = THIS_MODULE,
+#endif
+
+/* One signature for both virtio_find_vqs() flavours. */
+static inline int compat_find_vqs(struct virtio_device *vdev, unsigned int nvqs,
+				  struct virtqueue *vqs[],
+				  vq_callback_t *callbacks[],
+				  const char * const names[],
+				  struct irq_affinity *desc)
+{
+#ifdef COMPAT_VIRTQUEUE_INFO
+	struct virtqueue_info *info;
+	unsigned int i;
+	int ret;
+
+	info = kcalloc(nvqs, sizeof(*info), GFP_KERNEL);
+	if (!info)
+		return -ENOMEM;
+	for (i = 0; i < nvqs; i++) {
+		info[i].name = names[i];
+		info[i].callback = callbacks[i];
+	}
+	ret = virtio_find_vqs(vdev, nvqs, vqs, info, desc);
+	kfree(info);
+	return ret;
+#else
+	return virtio_find_vqs(vdev, nvqs, vqs, callbacks, names, desc);
+#endif
+}
+
+#ifdef COMPAT_HAVE_KUNIT_VISIBILITY
+#include <kunit/visibility.h>
+#else
+#if IS_ENABLED(CONFIG_KUNIT)
+#define VISIBLE_IF_KUNIT
+#define EXPORT_SYMBOL_IF_KUNIT(symbol) EXPORT_SYMBOL_GPL(symbol)
+#else
+#define VISIBLE_IF_KUNIT static
+#define EXPORT_SYMBOL_IF_KUNIT(symbol)
+#endif
+#endif
+
+#endif /* __ASSEMBLY__ */
+#endif /* _VIRTIO_FS_SYNC_COMPAT_H */

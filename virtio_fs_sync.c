@@ -1,0 +1,1271 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * virtio_fs_sync: the virtio side of a virtio-fs driver with the
+ * experimental VIRTIO_FS_F_SYNC synchronous queues.
+ *
+ * Queues: 0 hiprio (FORGET), 1..R interrupt-driven request queues and,
+ * when VIRTIO_FS_F_SYNC is negotiated, R+1..R+S sync queues. The device
+ * completes a sync queue's buffers before the kick returns, so the
+ * submitter reaps its own reply right after the kick and nobody waits for
+ * an interrupt or a wake-up. See docs/sync-protocol.md for the contract.
+ *
+ * The FUSE side (fuse_glue.c) turns requests into struct vfsync_buf.
+ */
+
+#include <linux/cpumask.h>
+#include <linux/fuse.h>
+#include <linux/interrupt.h>
+#include <linux/kobject.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/scatterlist.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
+#include <linux/virtio.h>
+#include <linux/virtio_config.h>
+#include <linux/virtio_fs.h>
+#ifdef COMPAT_HAVE_GROUP_CPUS
+#include <linux/group_cpus.h>
+#endif
+
+#include "virtio_fs_sync.h"
+
+/* Config space with the sync-queue count appended (ours, see the contract) */
+struct vfsync_config {
+	u8 tag[36];
+	__le32 num_request_queues;
+	__le32 notify_buf_size;
+	__le32 num_sync_queues;
+} __packed;
+
+static bool vfsync_param_sync = true;
+module_param_named(sync, vfsync_param_sync, bool, 0444);
+MODULE_PARM_DESC(sync, "Negotiate VIRTIO_FS_F_SYNC and use sync queues (default: 1)");
+
+static unsigned int vfsync_feature_bit = 1;
+module_param_named(sync_feature_bit, vfsync_feature_bit, uint, 0444);
+MODULE_PARM_DESC(sync_feature_bit,
+		 "Feature bit number of VIRTIO_FS_F_SYNC, 1..23 (default: 1)");
+
+static unsigned int vfsync_max_bytes = SZ_256K;
+module_param_named(sync_max_bytes, vfsync_max_bytes, uint, 0644);
+MODULE_PARM_DESC(sync_max_bytes,
+		 "Largest request, in + out bytes including FUSE headers, sent on a sync queue (default: 262144)");
+
+/*
+ * Instance list; also serialises probe/remove against mount and unmount and
+ * keeps the virtqueues of a listed instance alive.
+ */
+DEFINE_MUTEX(vfsync_mutex);
+static LIST_HEAD(vfsync_instances);	/* protected by vfsync_mutex */
+static struct kset *vfsync_kset;	/* /sys/fs/virtio_fs_sync */
+
+struct vfsync_forget {
+	struct list_head list;		/* on hiprio queued_reqs, under ->lock */
+	struct {
+		struct fuse_in_header ih;
+		struct fuse_forget_in arg;
+	} req;
+};
+
+/* Pure helpers, unit-tested by tests/kunit/virtio_fs_sync_test.c */
+
+/*
+ * Sanity-check the queue counts the device reports. Request queues beyond
+ * the CPU count stay unmapped, as in-tree virtiofs does, but when sync
+ * queues follow them they must still be instantiated: virtio numbers
+ * queues densely, so the sync queues start at R + 1 whatever we use.
+ */
+int vfsync_parse_config(u32 req_queues, u32 sync_queues, bool sync_feature,
+			unsigned int nr_cpus, struct vfsync_qconf *conf)
+{
+	u32 nsync = sync_feature ? sync_queues : 0;
+
+	memset(conf, 0, sizeof(*conf));
+	if (!req_queues || !nr_cpus)
+		return -EINVAL;
+
+	conf->num_mapped_request_queues = min_t(u32, req_queues, nr_cpus);
+	nsync = min_t(u32, nsync, nr_cpus);
+	if (nsync && req_queues > VFSYNC_MAX_VQS - 1 - nsync)
+		nsync = 0;
+
+	conf->num_sync_queues = nsync;
+	conf->num_request_queues = nsync ? req_queues :
+				   conf->num_mapped_request_queues;
+	conf->nvqs = VFSYNC_VQ_REQUEST + conf->num_request_queues + nsync;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_parse_config);
+
+/*
+ * Request-queue map when the transport has no interrupt affinity: the
+ * listed CPUs in order, cut into nqueues contiguous groups. @map has
+ * @map_len entries indexed by CPU id; unlisted ids get the first queue.
+ */
+void vfsync_map_spread(unsigned int *map, unsigned int map_len,
+		       const unsigned int *cpus, unsigned int ncpus,
+		       unsigned int nqueues, unsigned int first_vq)
+{
+	unsigned int i;
+
+	for (i = 0; i < map_len; i++)
+		map[i] = first_vq;
+	if (!nqueues)
+		return;
+	for (i = 0; i < ncpus; i++) {
+		if (cpus[i] < map_len)
+			map[cpus[i]] = first_vq +
+				       (unsigned int)((u64)i * nqueues / ncpus);
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_map_spread);
+
+/*
+ * Sync-queue map: the n-th listed CPU submits on sync queue n mod S. For
+ * dense CPU ids this is "CPU c uses queue c mod S"; numbering by position
+ * keeps every queue in use when the ids are sparse.
+ */
+void vfsync_map_sync(unsigned int *map, unsigned int map_len,
+		     const unsigned int *cpus, unsigned int ncpus,
+		     unsigned int nqueues, unsigned int first_vq)
+{
+	unsigned int i;
+
+	for (i = 0; i < map_len; i++)
+		map[i] = first_vq;
+	if (!nqueues)
+		return;
+	for (i = 0; i < ncpus; i++) {
+		if (cpus[i] < map_len)
+			map[cpus[i]] = first_vq + i % nqueues;
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_map_sync);
+
+/*
+ * Only a request some task is blocked on goes to a sync queue, and only an
+ * operation that the host finishes without waiting on something else.
+ */
+bool vfsync_sync_eligible(u32 opcode, bool background, bool hiprio,
+			  size_t bytes, size_t max_bytes)
+{
+	if (background || hiprio)
+		return false;
+
+	switch (opcode) {
+	case FUSE_SETLKW:
+	case FUSE_IOCTL:
+	case FUSE_POLL:
+	case FUSE_INTERRUPT:
+	case FUSE_NOTIFY_REPLY:
+	case FUSE_FORGET:
+	case FUSE_BATCH_FORGET:
+		return false;
+	}
+
+	return bytes <= max_bytes;
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_sync_eligible);
+
+/*
+ * A reply is used only if its lengths agree with each other and with what
+ * was offered, it answers this request, and it carries a plausible error;
+ * the same rules fuse_dev_do_write() applies to /dev/fuse. The payload
+ * must fill the out args exactly, except that a variable-length last arg
+ * may come short.
+ */
+int vfsync_check_reply(const struct fuse_out_header *oh, u64 unique,
+		       unsigned int used_len, unsigned int offered_len,
+		       unsigned int out_args_len, unsigned int last_arg_len,
+		       bool argvar)
+{
+	unsigned int payload;
+
+	if (used_len < sizeof(*oh) || used_len > offered_len)
+		return -EIO;
+	if (oh->len != used_len || oh->unique != unique)
+		return -EIO;
+	if (oh->error > 0 || oh->error < -MAX_ERRNO)
+		return -EIO;
+
+	payload = used_len - sizeof(*oh);
+	if (oh->error)
+		return payload ? -EIO : 0;
+	if (payload > out_args_len)
+		return -EIO;
+	if (payload < out_args_len &&
+	    (!argvar || out_args_len - payload > last_arg_len))
+		return -EIO;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_check_reply);
+
+/* Queue bookkeeping */
+
+static struct vfsync_vq *vq_to_fsvq(struct virtqueue *vq)
+{
+	struct vfsync_dev *fs = vq->vdev->priv;
+
+	return &fs->vqs[vq->index];
+}
+
+static void vfsync_inc_in_flight_locked(struct vfsync_vq *fsvq)
+{
+	lockdep_assert_held(&fsvq->lock);
+	fsvq->in_flight++;
+}
+
+static void vfsync_dec_in_flight_locked(struct vfsync_vq *fsvq)
+{
+	lockdep_assert_held(&fsvq->lock);
+	WARN_ON(fsvq->in_flight <= 0);
+	fsvq->in_flight--;
+	if (!fsvq->in_flight)
+		complete(&fsvq->in_flight_zero);
+}
+
+static void vfsync_dec_in_flight(struct vfsync_vq *fsvq)
+{
+	spin_lock(&fsvq->lock);
+	vfsync_dec_in_flight_locked(fsvq);
+	spin_unlock(&fsvq->lock);
+}
+
+void vfsync_count_bad_reply(struct vfsync_vq *fsvq)
+{
+	spin_lock(&fsvq->lock);
+	fsvq->stats.bad_reply++;
+	spin_unlock(&fsvq->lock);
+}
+
+/* sysfs: /sys/fs/virtio_fs_sync/<tag>/{tag,sync,stats} */
+
+static ssize_t tag_show(struct kobject *kobj, struct kobj_attribute *attr,
+			char *buf)
+{
+	struct vfsync_dev *fs = container_of(kobj, struct vfsync_dev, kobj);
+
+	return sysfs_emit(buf, "%s\n", fs->tag);
+}
+
+static ssize_t sync_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf)
+{
+	struct vfsync_dev *fs = container_of(kobj, struct vfsync_dev, kobj);
+
+	return sysfs_emit(buf, "%d\n", fs->num_sync_queues ? 1 : 0);
+}
+
+static ssize_t queues_show(struct kobject *kobj, struct kobj_attribute *attr,
+			   char *buf)
+{
+	struct vfsync_dev *fs = container_of(kobj, struct vfsync_dev, kobj);
+
+	return sysfs_emit(buf, "hiprio=1 request=%u sync=%u\n",
+			  fs->num_request_queues, fs->num_sync_queues);
+}
+
+static ssize_t stats_show(struct kobject *kobj, struct kobj_attribute *attr,
+			  char *buf)
+{
+	struct vfsync_dev *fs = container_of(kobj, struct vfsync_dev, kobj);
+	struct vfsync_stats st;
+	unsigned int i;
+	int len = 0;
+
+	for (i = 0; i < fs->nvqs; i++) {
+		struct vfsync_vq *fsvq = &fs->vqs[i];
+
+		spin_lock(&fsvq->lock);
+		st = fsvq->stats;
+		spin_unlock(&fsvq->lock);
+
+		len += sysfs_emit_at(buf, len,
+				     "%s submitted=%llu inline=%llu deferred=%llu fallback=%llu full=%llu bad_reply=%llu\n",
+				     fsvq->name, st.submitted, st.inline_done,
+				     st.deferred, st.fallback, st.full,
+				     st.bad_reply);
+	}
+	return len;
+}
+
+static struct kobj_attribute vfsync_tag_attr = __ATTR_RO(tag);
+static struct kobj_attribute vfsync_sync_attr = __ATTR_RO(sync);
+static struct kobj_attribute vfsync_queues_attr = __ATTR_RO(queues);
+static struct kobj_attribute vfsync_stats_attr = __ATTR_RO(stats);
+
+static struct attribute *vfsync_attrs[] = {
+	&vfsync_tag_attr.attr,
+	&vfsync_sync_attr.attr,
+	&vfsync_queues_attr.attr,
+	&vfsync_stats_attr.attr,
+	NULL
+};
+ATTRIBUTE_GROUPS(vfsync);
+
+static void vfsync_ktype_release(struct kobject *kobj)
+{
+	struct vfsync_dev *fs = container_of(kobj, struct vfsync_dev, kobj);
+
+	kfree(fs->sync_map);
+	kfree(fs->req_map);
+	kfree(fs->vqs);
+	kfree(fs->tag);
+	kfree(fs);
+}
+
+static const struct kobj_type vfsync_ktype = {
+	.release = vfsync_ktype_release,
+	.sysfs_ops = &kobj_sysfs_ops,
+	.default_groups = vfsync_groups,
+};
+
+/* Instances */
+
+void vfsync_put(struct vfsync_dev *fs)
+{
+	mutex_lock(&vfsync_mutex);
+	kobject_put(&fs->kobj);
+	mutex_unlock(&vfsync_mutex);
+}
+
+/* Returns the instance with a reference held, or NULL. */
+struct vfsync_dev *vfsync_find_instance_locked(const char *tag)
+{
+	struct vfsync_dev *fs;
+
+	lockdep_assert_held(&vfsync_mutex);
+
+	list_for_each_entry(fs, &vfsync_instances, list) {
+		if (!strcmp(fs->tag, tag)) {
+			kobject_get(&fs->kobj);
+			return fs;
+		}
+	}
+	return NULL;
+}
+
+/* False once ->remove has started: the virtqueues are going away. */
+bool vfsync_alive_locked(struct vfsync_dev *fs)
+{
+	lockdep_assert_held(&vfsync_mutex);
+	return !list_empty(&fs->list);
+}
+
+unsigned int vfsync_queue_size(struct vfsync_dev *fs)
+{
+	unsigned int i, size = UINT_MAX;
+
+	lockdep_assert_held(&vfsync_mutex);
+
+	/* A request may go to any request or sync queue. */
+	for (i = VFSYNC_VQ_REQUEST; i < fs->nvqs; i++)
+		size = min(size, virtqueue_get_vring_size(fs->vqs[i].vq));
+	return size;
+}
+
+static void vfsync_set_connected(struct vfsync_dev *fs, bool connected)
+{
+	unsigned int i;
+
+	for (i = 0; i < fs->nvqs; i++) {
+		spin_lock(&fs->vqs[i].lock);
+		fs->vqs[i].connected = connected;
+		spin_unlock(&fs->vqs[i].lock);
+	}
+}
+
+void vfsync_start_all_queues(struct vfsync_dev *fs)
+{
+	vfsync_set_connected(fs, true);
+}
+
+void vfsync_stop_all_queues(struct vfsync_dev *fs)
+{
+	vfsync_set_connected(fs, false);
+}
+
+void vfsync_stop_queue(struct vfsync_vq *fsvq)
+{
+	spin_lock(&fsvq->lock);
+	fsvq->connected = false;
+	spin_unlock(&fsvq->lock);
+}
+
+static void vfsync_drain_queue(struct vfsync_vq *fsvq)
+{
+	spin_lock(&fsvq->lock);
+	if (fsvq->in_flight) {
+		/* vfsync_mutex is held: nobody else waits on this completion */
+		reinit_completion(&fsvq->in_flight_zero);
+		spin_unlock(&fsvq->lock);
+		wait_for_completion(&fsvq->in_flight_zero);
+	} else {
+		spin_unlock(&fsvq->lock);
+	}
+
+	flush_work(&fsvq->done_work);
+	flush_work(&fsvq->dispatch_work);
+}
+
+static void vfsync_drain_all_queues_locked(struct vfsync_dev *fs)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&vfsync_mutex);
+	for (i = 0; i < fs->nvqs; i++)
+		vfsync_drain_queue(&fs->vqs[i]);
+}
+
+void vfsync_drain_all_queues(struct vfsync_dev *fs)
+{
+	/* Keeps ->remove and unmount from draining at the same time */
+	mutex_lock(&vfsync_mutex);
+	vfsync_drain_all_queues_locked(fs);
+	mutex_unlock(&vfsync_mutex);
+}
+
+/* Completion */
+
+static void vfsync_complete(struct vfsync_buf *buf)
+{
+	struct vfsync_vq *fsvq = buf->fsvq;
+
+	vfsync_fuse_complete(buf);	/* frees buf */
+	vfsync_dec_in_flight(fsvq);
+}
+
+static void vfsync_complete_work(struct work_struct *work)
+{
+	vfsync_complete(container_of(work, struct vfsync_buf, work));
+}
+
+static void vfsync_end_bufs(struct list_head *done)
+{
+	struct vfsync_buf *buf, *next;
+
+	list_for_each_entry_safe(buf, next, done, list) {
+		list_del_init(&buf->list);
+		/* Its ->end() may sleep: not in done_work, which others wait on */
+		if (buf->may_block) {
+			INIT_WORK(&buf->work, vfsync_complete_work);
+			schedule_work(&buf->work);
+		} else {
+			vfsync_complete(buf);
+		}
+	}
+}
+
+static void vfsync_reap_one_locked(struct vfsync_vq *fsvq,
+				   struct vfsync_buf *buf, unsigned int len,
+				   struct list_head *done)
+{
+	lockdep_assert_held(&fsvq->lock);
+	buf->used_len = len;
+	vfsync_fuse_reaped_locked(buf);
+	list_add_tail(&buf->list, done);
+}
+
+/*
+ * Reap a sync queue. The callback stays enabled only while buffers are
+ * outstanding, so in the steady state a sync queue raises no interrupts.
+ * Enabling re-checks the ring, which closes the race with a completion
+ * that lands between the last get_buf and the enable.
+ */
+static void vfsync_sync_reap_locked(struct vfsync_vq *fsvq,
+				    struct list_head *done, bool submitter)
+{
+	struct virtqueue *vq = fsvq->vq;
+	struct vfsync_buf *buf;
+	unsigned int len;
+
+	lockdep_assert_held(&fsvq->lock);
+
+	for (;;) {
+		while ((buf = virtqueue_get_buf(vq, &len)) != NULL) {
+			vfsync_reap_one_locked(fsvq, buf, len, done);
+			if (!WARN_ON_ONCE(!fsvq->outstanding))
+				fsvq->outstanding--;
+			if (submitter)
+				fsvq->stats.inline_done++;
+			else
+				fsvq->stats.deferred++;
+		}
+		if (!fsvq->outstanding) {
+			virtqueue_disable_cb(vq);
+			return;
+		}
+		if (virtqueue_enable_cb(vq))
+			return;
+	}
+}
+
+static void vfsync_sync_done_work(struct work_struct *work)
+{
+	struct vfsync_vq *fsvq = container_of(work, struct vfsync_vq,
+					      done_work);
+	LIST_HEAD(done);
+
+	spin_lock(&fsvq->lock);
+	vfsync_sync_reap_locked(fsvq, &done, false);
+	spin_unlock(&fsvq->lock);
+
+	vfsync_end_bufs(&done);
+}
+
+static void vfsync_requests_done_work(struct work_struct *work)
+{
+	struct vfsync_vq *fsvq = container_of(work, struct vfsync_vq,
+					      done_work);
+	struct virtqueue *vq = fsvq->vq;
+	struct vfsync_buf *buf;
+	unsigned int len;
+	LIST_HEAD(done);
+
+	spin_lock(&fsvq->lock);
+	do {
+		virtqueue_disable_cb(vq);
+		while ((buf = virtqueue_get_buf(vq, &len)) != NULL)
+			vfsync_reap_one_locked(fsvq, buf, len, &done);
+	} while (!virtqueue_enable_cb(vq));
+	spin_unlock(&fsvq->lock);
+
+	vfsync_end_bufs(&done);
+
+	/* The queue may have room again for buffers that met -ENOSPC */
+	spin_lock(&fsvq->lock);
+	if (!list_empty(&fsvq->queued_reqs))
+		schedule_work(&fsvq->dispatch_work);
+	spin_unlock(&fsvq->lock);
+}
+
+static void vfsync_hiprio_done_work(struct work_struct *work)
+{
+	struct vfsync_vq *fsvq = container_of(work, struct vfsync_vq,
+					      done_work);
+	struct virtqueue *vq = fsvq->vq;
+	struct vfsync_forget *forget;
+	unsigned int len;
+
+	spin_lock(&fsvq->lock);
+	do {
+		virtqueue_disable_cb(vq);
+		while ((forget = virtqueue_get_buf(vq, &len)) != NULL) {
+			kfree(forget);
+			vfsync_dec_in_flight_locked(fsvq);
+		}
+	} while (!virtqueue_enable_cb(vq));
+
+	if (!list_empty(&fsvq->queued_reqs))
+		schedule_work(&fsvq->dispatch_work);
+	spin_unlock(&fsvq->lock);
+}
+
+static void vfsync_vq_done(struct virtqueue *vq)
+{
+	struct vfsync_vq *fsvq = vq_to_fsvq(vq);
+
+	schedule_work(&fsvq->done_work);
+}
+
+/* Submission */
+
+/*
+ * Add a buffer to an interrupt-driven request queue. With @queue_if_full a
+ * buffer that meets -ENOSPC is parked on queued_reqs under the same lock
+ * hold as the failed add, so the done_work that frees room is sure to see
+ * it, and 0 is returned.
+ */
+static int vfsync_enqueue(struct vfsync_vq *fsvq, struct vfsync_buf *buf,
+			  bool in_flight, bool queue_if_full)
+{
+	struct virtqueue *vq;
+	bool notify;
+	int ret;
+
+	spin_lock(&fsvq->lock);
+	if (!fsvq->connected) {
+		spin_unlock(&fsvq->lock);
+		return -ENOTCONN;
+	}
+
+	vq = fsvq->vq;
+	buf->fsvq = fsvq;
+	ret = virtqueue_add_sgs(vq, buf->sgs, buf->out_sgs, buf->in_sgs, buf,
+				GFP_ATOMIC);
+	if (ret < 0) {
+		if (ret == -ENOSPC) {
+			fsvq->stats.full++;
+			if (queue_if_full) {
+				list_add_tail(&buf->list, &fsvq->queued_reqs);
+				if (!in_flight)
+					vfsync_inc_in_flight_locked(fsvq);
+				ret = 0;
+			}
+		}
+		spin_unlock(&fsvq->lock);
+		return ret;
+	}
+
+	vfsync_fuse_sent_locked(buf);
+	if (!in_flight)
+		vfsync_inc_in_flight_locked(fsvq);
+	fsvq->stats.submitted++;
+	notify = virtqueue_kick_prepare(vq);
+	spin_unlock(&fsvq->lock);
+
+	if (notify)
+		virtqueue_notify(vq);
+	return 0;
+}
+
+/*
+ * The synchronous path. Stay on this CPU from picking its sync queue until
+ * the used ring has been read. The kick is issued with the queue lock held
+ * (unlike the request queues): the device finishes the buffers within the
+ * kick, and reaping them under the same lock hold is what makes the reply
+ * ours without a callback. Requests are ended only after the CPU is
+ * released, since ending may wake tasks and take sleeping locks.
+ *
+ * Returns -EAGAIN when the request should take the interrupt-driven path.
+ */
+static int vfsync_submit_sync(struct vfsync_dev *fs, struct vfsync_buf *buf)
+{
+	struct vfsync_vq *fsvq;
+	LIST_HEAD(done);
+	int ret;
+
+	compat_sync_pin_cpu();
+	fsvq = &fs->vqs[fs->sync_map[smp_processor_id()]];
+
+	spin_lock(&fsvq->lock);
+	if (!fsvq->connected) {
+		ret = -EAGAIN;
+		goto out_unlock;
+	}
+
+	buf->fsvq = fsvq;
+	ret = virtqueue_add_sgs(fsvq->vq, buf->sgs, buf->out_sgs, buf->in_sgs,
+				buf, GFP_ATOMIC);
+	if (ret < 0) {
+		/* Never wait for room with the CPU pinned */
+		if (ret == -ENOSPC)
+			fsvq->stats.full++;
+		fsvq->stats.fallback++;
+		ret = -EAGAIN;
+		goto out_unlock;
+	}
+
+	vfsync_fuse_sent_locked(buf);
+	vfsync_inc_in_flight_locked(fsvq);
+	fsvq->outstanding++;
+	fsvq->stats.submitted++;
+
+	virtqueue_kick(fsvq->vq);
+	vfsync_sync_reap_locked(fsvq, &done, true);
+
+	spin_unlock(&fsvq->lock);
+	compat_sync_unpin_cpu();
+
+	vfsync_end_bufs(&done);
+	return 0;
+
+out_unlock:
+	spin_unlock(&fsvq->lock);
+	compat_sync_unpin_cpu();
+	return ret;
+}
+
+/*
+ * Send a request. Called from the FUSE core's submission hook, possibly
+ * under fc->bg_lock (background requests): never sleeps and never ends a
+ * request that could be background. Returns 0 when the buffer is on a queue
+ * (or parked for a retry), else an error and the caller still owns @buf.
+ */
+int vfsync_submit(struct vfsync_dev *fs, struct vfsync_buf *buf)
+{
+	struct vfsync_vq *fsvq;
+	int ret;
+
+	if (fs->num_sync_queues &&
+	    vfsync_sync_eligible(buf->opcode, buf->background, false,
+				 (size_t)buf->out_bytes + buf->in_bytes,
+				 READ_ONCE(vfsync_max_bytes))) {
+		ret = vfsync_submit_sync(fs, buf);
+		if (ret != -EAGAIN)
+			return ret;
+	}
+
+	fsvq = &fs->vqs[fs->req_map[raw_smp_processor_id()]];
+	return vfsync_enqueue(fsvq, buf, false, true);
+}
+
+/* End a request from a worker: the submitter may hold fc->bg_lock. */
+void vfsync_defer_end(struct vfsync_dev *fs, struct list_head *entry)
+{
+	struct vfsync_vq *fsvq = &fs->vqs[fs->req_map[raw_smp_processor_id()]];
+
+	spin_lock(&fsvq->lock);
+	list_add_tail(entry, &fsvq->end_reqs);
+	schedule_work(&fsvq->dispatch_work);
+	spin_unlock(&fsvq->lock);
+}
+
+static void vfsync_request_dispatch_work(struct work_struct *work)
+{
+	struct vfsync_vq *fsvq = container_of(work, struct vfsync_vq,
+					      dispatch_work);
+	struct list_head *entry;
+	struct vfsync_buf *buf;
+	int ret;
+
+	for (;;) {
+		spin_lock(&fsvq->lock);
+		entry = fsvq->end_reqs.next;
+		if (entry == &fsvq->end_reqs) {
+			spin_unlock(&fsvq->lock);
+			break;
+		}
+		list_del_init(entry);
+		spin_unlock(&fsvq->lock);
+		vfsync_fuse_end_entry(entry);
+	}
+
+	for (;;) {
+		spin_lock(&fsvq->lock);
+		buf = list_first_entry_or_null(&fsvq->queued_reqs,
+					       struct vfsync_buf, list);
+		if (!buf) {
+			spin_unlock(&fsvq->lock);
+			return;
+		}
+		list_del_init(&buf->list);
+		spin_unlock(&fsvq->lock);
+
+		ret = vfsync_enqueue(fsvq, buf, true, false);
+		if (ret == -ENOSPC) {
+			spin_lock(&fsvq->lock);
+			list_add(&buf->list, &fsvq->queued_reqs);
+			spin_unlock(&fsvq->lock);
+			return;
+		}
+		if (ret < 0) {
+			pr_err("retrying a request on %s failed: %d\n",
+			       fsvq->name, ret);
+			vfsync_fuse_fail(buf, ret);
+			vfsync_dec_in_flight(fsvq);
+		}
+	}
+}
+
+/*
+ * Returns true if the hiprio queue is full and the sender should stop
+ * until a completion makes room.
+ */
+static bool vfsync_send_forget_request(struct vfsync_vq *fsvq,
+				       struct vfsync_forget *forget,
+				       bool in_flight)
+{
+	struct scatterlist sg;
+	struct virtqueue *vq;
+	bool notify;
+	int ret;
+
+	spin_lock(&fsvq->lock);
+	if (!fsvq->connected) {
+		if (in_flight)
+			vfsync_dec_in_flight_locked(fsvq);
+		kfree(forget);
+		spin_unlock(&fsvq->lock);
+		return false;
+	}
+
+	sg_init_one(&sg, &forget->req, sizeof(forget->req));
+	vq = fsvq->vq;
+	ret = virtqueue_add_outbuf(vq, &sg, 1, forget, GFP_ATOMIC);
+	if (ret < 0) {
+		if (ret == -ENOSPC) {
+			fsvq->stats.full++;
+			list_add_tail(&forget->list, &fsvq->queued_reqs);
+			if (!in_flight)
+				vfsync_inc_in_flight_locked(fsvq);
+			spin_unlock(&fsvq->lock);
+			return true;
+		}
+		/* A lost FORGET only leaks a host inode reference */
+		pr_debug("dropping a FORGET: %d\n", ret);
+		kfree(forget);
+		if (in_flight)
+			vfsync_dec_in_flight_locked(fsvq);
+		spin_unlock(&fsvq->lock);
+		return false;
+	}
+
+	if (!in_flight)
+		vfsync_inc_in_flight_locked(fsvq);
+	fsvq->stats.submitted++;
+	notify = virtqueue_kick_prepare(vq);
+	spin_unlock(&fsvq->lock);
+
+	if (notify)
+		virtqueue_notify(vq);
+	return false;
+}
+
+static void vfsync_hiprio_dispatch_work(struct work_struct *work)
+{
+	struct vfsync_vq *fsvq = container_of(work, struct vfsync_vq,
+					      dispatch_work);
+	struct vfsync_forget *forget;
+
+	for (;;) {
+		spin_lock(&fsvq->lock);
+		forget = list_first_entry_or_null(&fsvq->queued_reqs,
+						  struct vfsync_forget, list);
+		if (!forget) {
+			spin_unlock(&fsvq->lock);
+			return;
+		}
+		list_del(&forget->list);
+		spin_unlock(&fsvq->lock);
+
+		if (vfsync_send_forget_request(fsvq, forget, true))
+			return;
+	}
+}
+
+void vfsync_send_forget(struct vfsync_dev *fs, u64 nodeid, u64 nlookup,
+			u64 unique)
+{
+	struct vfsync_forget *forget;
+
+	/* Device-visible memory must not be on the stack (UML, SWIOTLB) */
+	forget = kmalloc(sizeof(*forget), GFP_NOFS | __GFP_NOFAIL);
+	forget->req.ih = (struct fuse_in_header) {
+		.opcode = FUSE_FORGET,
+		.nodeid = nodeid,
+		.unique = unique,
+		.len = sizeof(forget->req),
+	};
+	forget->req.arg = (struct fuse_forget_in) {
+		.nlookup = nlookup,
+	};
+
+	vfsync_send_forget_request(&fs->vqs[VFSYNC_VQ_HIPRIO], forget, false);
+}
+
+/* Probe and remove */
+
+static int vfsync_read_tag(struct virtio_device *vdev, struct vfsync_dev *fs)
+{
+	char tag[sizeof_field(struct vfsync_config, tag)];
+	char *end;
+
+	virtio_cread_bytes(vdev, offsetof(struct vfsync_config, tag), tag,
+			   sizeof(tag));
+	end = memchr(tag, '\0', sizeof(tag));
+	if (end == tag)
+		return -EINVAL;
+	if (!end)
+		end = tag + sizeof(tag);
+
+	fs->tag = kmemdup_nul(tag, end - tag, GFP_KERNEL);
+	if (!fs->tag)
+		return -ENOMEM;
+
+	/* Newlines would break mount(8) command lines and the sysfs files */
+	if (strchr(fs->tag, '\n')) {
+		dev_dbg(&vdev->dev, "refusing a tag with a newline\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void vfsync_init_vq(struct vfsync_dev *fs, struct vfsync_vq *fsvq,
+			   enum vfsync_vq_kind kind, const char *name)
+{
+	fsvq->fs = fs;
+	fsvq->kind = kind;
+	strscpy(fsvq->name, name, sizeof(fsvq->name));
+	spin_lock_init(&fsvq->lock);
+	INIT_LIST_HEAD(&fsvq->queued_reqs);
+	INIT_LIST_HEAD(&fsvq->end_reqs);
+	init_completion(&fsvq->in_flight_zero);
+
+	switch (kind) {
+	case VFSYNC_KIND_HIPRIO:
+		INIT_WORK(&fsvq->done_work, vfsync_hiprio_done_work);
+		INIT_WORK(&fsvq->dispatch_work, vfsync_hiprio_dispatch_work);
+		break;
+	case VFSYNC_KIND_REQUEST:
+		INIT_WORK(&fsvq->done_work, vfsync_requests_done_work);
+		INIT_WORK(&fsvq->dispatch_work, vfsync_request_dispatch_work);
+		break;
+	case VFSYNC_KIND_SYNC:
+		INIT_WORK(&fsvq->done_work, vfsync_sync_done_work);
+		INIT_WORK(&fsvq->dispatch_work, vfsync_request_dispatch_work);
+		break;
+	}
+}
+
+static bool vfsync_sync_negotiated(struct virtio_device *vdev)
+{
+	/* Only a bit in the feature table may be tested */
+	return vfsync_param_sync && virtio_has_feature(vdev, vfsync_feature_bit);
+}
+
+static int vfsync_setup_vqs(struct virtio_device *vdev, struct vfsync_dev *fs)
+{
+	struct irq_affinity desc = { .pre_vectors = VFSYNC_VQ_REQUEST };
+	struct vfsync_qconf conf;
+	vq_callback_t **callbacks;
+	struct virtqueue **vqs;
+	const char **names;
+	bool sync = vfsync_sync_negotiated(vdev);
+	u32 nreq, nsync = 0;
+	unsigned int i;
+	int ret;
+
+	virtio_cread_le(vdev, struct vfsync_config, num_request_queues, &nreq);
+	if (sync)
+		virtio_cread_le(vdev, struct vfsync_config, num_sync_queues,
+				&nsync);
+
+	ret = vfsync_parse_config(nreq, nsync, sync, nr_cpu_ids, &conf);
+	if (ret) {
+		dev_err(&vdev->dev, "bad configuration: %u request queues\n",
+			nreq);
+		return ret;
+	}
+	if (sync && nsync && !conf.num_sync_queues)
+		dev_warn(&vdev->dev, "%u sync queues after %u request queues: not using them\n",
+			 nsync, nreq);
+
+	fs->num_request_queues = conf.num_request_queues;
+	fs->num_sync_queues = conf.num_sync_queues;
+	fs->nvqs = conf.nvqs;
+	/* Keep the sync queues out of the request queues' IRQ spreading */
+	desc.post_vectors = fs->num_sync_queues;
+
+	fs->vqs = kcalloc(fs->nvqs, sizeof(*fs->vqs), GFP_KERNEL);
+	fs->req_map = kcalloc(nr_cpu_ids, sizeof(*fs->req_map), GFP_KERNEL);
+	if (fs->num_sync_queues)
+		fs->sync_map = kcalloc(nr_cpu_ids, sizeof(*fs->sync_map),
+				       GFP_KERNEL);
+	vqs = kcalloc(fs->nvqs, sizeof(*vqs), GFP_KERNEL);
+	callbacks = kcalloc(fs->nvqs, sizeof(*callbacks), GFP_KERNEL);
+	names = kcalloc(fs->nvqs, sizeof(*names), GFP_KERNEL);
+	if (!fs->vqs || !fs->req_map || !vqs || !callbacks || !names ||
+	    (fs->num_sync_queues && !fs->sync_map)) {
+		ret = -ENOMEM;
+		goto out;
+	}
+
+	for (i = 0; i < fs->nvqs; i++) {
+		enum vfsync_vq_kind kind;
+		char name[VFSYNC_VQ_NAME_LEN];
+
+		if (i == VFSYNC_VQ_HIPRIO) {
+			kind = VFSYNC_KIND_HIPRIO;
+			strscpy(name, "hiprio", sizeof(name));
+		} else if (i < VFSYNC_VQ_REQUEST + fs->num_request_queues) {
+			kind = VFSYNC_KIND_REQUEST;
+			snprintf(name, sizeof(name), "request.%u",
+				 i - VFSYNC_VQ_REQUEST);
+		} else {
+			kind = VFSYNC_KIND_SYNC;
+			snprintf(name, sizeof(name), "sync.%u",
+				 i - VFSYNC_VQ_REQUEST - fs->num_request_queues);
+		}
+		vfsync_init_vq(fs, &fs->vqs[i], kind, name);
+		callbacks[i] = vfsync_vq_done;
+		names[i] = fs->vqs[i].name;
+	}
+
+	ret = compat_find_vqs(vdev, fs->nvqs, vqs, callbacks, names, &desc);
+	if (ret < 0)
+		goto out;
+
+	for (i = 0; i < fs->nvqs; i++) {
+		fs->vqs[i].vq = vqs[i];
+		/* Sync queues are reaped by the submitter: no interrupts */
+		if (fs->vqs[i].kind == VFSYNC_KIND_SYNC)
+			virtqueue_disable_cb(vqs[i]);
+	}
+	vfsync_start_all_queues(fs);
+
+out:
+	kfree(names);
+	kfree(callbacks);
+	kfree(vqs);
+	if (ret) {
+		kfree(fs->vqs);
+		fs->vqs = NULL;
+		kfree(fs->req_map);
+		fs->req_map = NULL;
+		kfree(fs->sync_map);
+		fs->sync_map = NULL;
+	}
+	return ret;
+}
+
+/*
+ * Request queues follow the transport's interrupt affinity when it has
+ * one (PCI MSI-X), like in-tree virtiofs; otherwise the possible CPUs are
+ * spread evenly. Sync queues are mapped by position among possible CPUs.
+ */
+static void vfsync_map_queues(struct virtio_device *vdev,
+			      struct vfsync_dev *fs, const unsigned int *cpus,
+			      unsigned int ncpus)
+{
+	unsigned int nmapped = min(fs->num_request_queues, nr_cpu_ids);
+	const struct cpumask *mask;
+	unsigned int q, cpu;
+
+	if (fs->num_sync_queues)
+		vfsync_map_sync(fs->sync_map, nr_cpu_ids, cpus, ncpus,
+				fs->num_sync_queues,
+				VFSYNC_VQ_REQUEST + fs->num_request_queues);
+
+	if (!vdev->config->get_vq_affinity)
+		goto spread;
+
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+		fs->req_map[cpu] = VFSYNC_VQ_REQUEST;
+	for (q = 0; q < nmapped; q++) {
+		mask = vdev->config->get_vq_affinity(vdev, VFSYNC_VQ_REQUEST + q);
+		if (!mask)
+			goto spread;
+		for_each_cpu(cpu, mask)
+			fs->req_map[cpu] = VFSYNC_VQ_REQUEST + q;
+	}
+	return;
+
+spread:
+#ifdef COMPAT_HAVE_GROUP_CPUS
+	{
+		struct cpumask *masks = group_cpus_evenly(nmapped);
+
+		if (masks) {
+			for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+				fs->req_map[cpu] = VFSYNC_VQ_REQUEST;
+			for (q = 0; q < nmapped; q++)
+				for_each_cpu(cpu, &masks[q])
+					fs->req_map[cpu] = VFSYNC_VQ_REQUEST + q;
+			kfree(masks);
+			return;
+		}
+	}
+#endif
+	vfsync_map_spread(fs->req_map, nr_cpu_ids, cpus, ncpus, nmapped,
+			  VFSYNC_VQ_REQUEST);
+}
+
+static int vfsync_setup_maps(struct virtio_device *vdev, struct vfsync_dev *fs)
+{
+	unsigned int *cpus, ncpus = 0, cpu;
+
+	cpus = kcalloc(num_possible_cpus(), sizeof(*cpus), GFP_KERNEL);
+	if (!cpus)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu)
+		cpus[ncpus++] = cpu;
+
+	vfsync_map_queues(vdev, fs, cpus, ncpus);
+	kfree(cpus);
+	return 0;
+}
+
+static int vfsync_add_instance(struct virtio_device *vdev,
+			       struct vfsync_dev *fs)
+{
+	struct vfsync_dev *other;
+	int ret;
+
+	mutex_lock(&vfsync_mutex);
+	list_for_each_entry(other, &vfsync_instances, list) {
+		if (!strcmp(fs->tag, other->tag)) {
+			ret = -EEXIST;
+			goto out_unlock;
+		}
+	}
+
+	fs->kobj.kset = vfsync_kset;
+	ret = kobject_add(&fs->kobj, NULL, "%s", fs->tag);
+	if (ret < 0)
+		goto out_unlock;
+
+	ret = sysfs_create_link(&fs->kobj, &vdev->dev.kobj, "device");
+	if (ret < 0)
+		goto out_del;
+
+	list_add_tail(&fs->list, &vfsync_instances);
+	mutex_unlock(&vfsync_mutex);
+
+	kobject_uevent(&fs->kobj, KOBJ_ADD);
+	return 0;
+
+out_del:
+	kobject_del(&fs->kobj);
+out_unlock:
+	mutex_unlock(&vfsync_mutex);
+	return ret;
+}
+
+static int vfsync_probe(struct virtio_device *vdev)
+{
+	struct vfsync_dev *fs;
+	int ret;
+
+	fs = kzalloc(sizeof(*fs), GFP_KERNEL);
+	if (!fs)
+		return -ENOMEM;
+	kobject_init(&fs->kobj, &vfsync_ktype);
+	INIT_LIST_HEAD(&fs->list);
+	fs->vdev = vdev;
+	vdev->priv = fs;
+
+	ret = vfsync_read_tag(vdev, fs);
+	if (ret < 0)
+		goto out;
+
+	ret = vfsync_setup_vqs(vdev, fs);
+	if (ret < 0)
+		goto out;
+
+	ret = vfsync_setup_maps(vdev, fs);
+	if (ret < 0)
+		goto out_vqs;
+
+	/* A mount may send requests before probe returns */
+	virtio_device_ready(vdev);
+
+	ret = vfsync_add_instance(vdev, fs);
+	if (ret < 0)
+		goto out_vqs;
+
+	dev_info(&vdev->dev, "tag <%s>: %u request queue(s), %u sync queue(s)\n",
+		 fs->tag, fs->num_request_queues, fs->num_sync_queues);
+	return 0;
+
+out_vqs:
+	virtio_reset_device(vdev);
+	vdev->config->del_vqs(vdev);
+out:
+	vdev->priv = NULL;
+	kobject_put(&fs->kobj);
+	return ret;
+}
+
+static void vfsync_remove(struct virtio_device *vdev)
+{
+	struct vfsync_dev *fs = vdev->priv;
+
+	mutex_lock(&vfsync_mutex);
+	/* No new mount finds it from here on */
+	list_del_init(&fs->list);
+	sysfs_remove_link(&fs->kobj, "device");
+	kobject_del(&fs->kobj);
+	vfsync_stop_all_queues(fs);
+	vfsync_drain_all_queues_locked(fs);
+	virtio_reset_device(vdev);
+	vdev->config->del_vqs(vdev);
+
+	vdev->priv = NULL;
+	/* The mount, if any, holds its own reference */
+	kobject_put(&fs->kobj);
+	mutex_unlock(&vfsync_mutex);
+}
+
+#ifdef CONFIG_PM_SLEEP
+static int vfsync_freeze(struct virtio_device *vdev)
+{
+	/* Requests in flight and the FUSE session cannot be saved yet */
+	pr_warn("suspend/resume not supported\n");
+	return -EOPNOTSUPP;
+}
+
+static int vfsync_restore(struct virtio_device *vdev)
+{
+	return 0;
+}
+#endif
+
+static const struct virtio_device_id vfsync_id_table[] = {
+	{ VIRTIO_ID_FS, VIRTIO_DEV_ANY_ID },
+	{},
+};
+
+/* Filled at init: the bit number is a module parameter */
+static unsigned int vfsync_features[1];
+
+static struct virtio_driver vfsync_driver = {
+	.driver.name		= KBUILD_MODNAME,
+	COMPAT_VIRTIO_DRIVER_OWNER
+	.id_table		= vfsync_id_table,
+	.feature_table		= vfsync_features,
+	.feature_table_size	= 0,
+	.probe			= vfsync_probe,
+	.remove			= vfsync_remove,
+#ifdef CONFIG_PM_SLEEP
+	.freeze			= vfsync_freeze,
+	.restore		= vfsync_restore,
+#endif
+};
+
+static int __init virtio_fs_sync_init(void)
+{
+	int ret;
+
+	if (vfsync_feature_bit < 1 || vfsync_feature_bit > 23) {
+		pr_err("sync_feature_bit=%u is not a device feature bit (1..23)\n",
+		       vfsync_feature_bit);
+		return -EINVAL;
+	}
+	if (vfsync_param_sync) {
+		vfsync_features[0] = vfsync_feature_bit;
+		vfsync_driver.feature_table_size = 1;
+	}
+
+	vfsync_kset = kset_create_and_add(KBUILD_MODNAME, NULL, fs_kobj);
+	if (!vfsync_kset)
+		return -ENOMEM;
+
+	ret = register_virtio_driver(&vfsync_driver);
+	if (ret < 0)
+		goto out_kset;
+
+	ret = vfsync_fuse_register();
+	if (ret < 0)
+		goto out_driver;
+
+	pr_info("version %s, file system type \"%s\", sync queues %s (feature bit %u, max %u bytes)\n",
+		VFSYNC_VERSION, vfsync_fuse_fs_name(),
+		vfsync_param_sync ? "enabled" : "disabled",
+		vfsync_feature_bit, vfsync_max_bytes);
+	return 0;
+
+out_driver:
+	unregister_virtio_driver(&vfsync_driver);
+out_kset:
+	kset_unregister(vfsync_kset);
+	return ret;
+}
+module_init(virtio_fs_sync_init);
+
+static void __exit virtio_fs_sync_exit(void)
+{
+	vfsync_fuse_unregister();
+	unregister_virtio_driver(&vfsync_driver);
+	kset_unregister(vfsync_kset);
+}
+module_exit(virtio_fs_sync_exit);
+
+MODULE_DESCRIPTION("Virtio file system with synchronous queues");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(VFSYNC_VERSION);
+MODULE_ALIAS_FS("virtiofs_sync");
+MODULE_DEVICE_TABLE(virtio, vfsync_id_table);

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Interface between the virtio side of virtio_fs_sync (virtio_fs_sync.c)
+ * and its FUSE side (fuse_glue.c). Only fuse_glue.c sees the kernel's
+ * fuse_i.h; the virtio side handles requests as struct vfsync_buf.
+ */
+#ifndef _VIRTIO_FS_SYNC_H
+#define _VIRTIO_FS_SYNC_H
+
+#include <linux/completion.h>
+#include <linux/kobject.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+
+struct dax_device;
+struct fuse_dev;
+struct fuse_out_header;
+struct scatterlist;
+struct virtio_device;
+struct virtqueue;
+
+#define VFSYNC_VQ_NAME_LEN	24
+
+/* Queue numbering of the device: hiprio, R request queues, S sync queues. */
+#define VFSYNC_VQ_HIPRIO	0
+#define VFSYNC_VQ_REQUEST	1
+
+/* Upper bound on queues we instantiate; larger configs are clamped. */
+#define VFSYNC_MAX_VQS		1024
+
+enum vfsync_vq_kind {
+	VFSYNC_KIND_HIPRIO,
+	VFSYNC_KIND_REQUEST,
+	VFSYNC_KIND_SYNC,
+};
+
+/* Per-queue counters, readable from /sys/fs/virtio_fs_sync/<tag>/stats. */
+struct vfsync_stats {
+	u64 submitted;		/* buffers added to this queue */
+	u64 inline_done;	/* sync: reaped by the submitter after its kick */
+	u64 deferred;		/* sync: reaped by the completion callback */
+	u64 fallback;		/* sync: eligible but sent to a request queue */
+	u64 full;		/* -ENOSPC on add */
+	u64 bad_reply;		/* replies that failed validation */
+};
+
+struct vfsync_dev;
+
+struct vfsync_vq {
+	spinlock_t lock;
+	struct virtqueue *vq;		/* protected by ->lock */
+	struct vfsync_dev *fs;
+	enum vfsync_vq_kind kind;
+	struct work_struct done_work;
+	/* Buffers that met -ENOSPC, retried by dispatch_work; under ->lock */
+	struct list_head queued_reqs;
+	/* Requests to end with an error by dispatch_work; under ->lock */
+	struct list_head end_reqs;
+	struct work_struct dispatch_work;
+	/* Set at mount (fill_super) and freed at unmount, under vfsync_mutex */
+	struct fuse_dev *fud;
+	bool connected;			/* protected by ->lock */
+	/* Added, queued or reaped but not yet ended; under ->lock */
+	long in_flight;
+	/* Sync queues: added but not reaped yet; under ->lock */
+	unsigned int outstanding;
+	struct completion in_flight_zero;
+	struct vfsync_stats stats;	/* protected by ->lock */
+	char name[VFSYNC_VQ_NAME_LEN];
+} ____cacheline_aligned_in_smp;
+
+/* A virtio-fs device instance. */
+struct vfsync_dev {
+	struct kobject kobj;		/* refcount; /sys/fs/virtio_fs_sync/<tag> */
+	struct list_head list;		/* on the instance list, vfsync_mutex */
+	struct virtio_device *vdev;
+	char *tag;
+	struct vfsync_vq *vqs;
+	unsigned int nvqs;
+	unsigned int num_request_queues;
+	unsigned int num_sync_queues;	/* 0: the sync path is off */
+	/* index = cpu id, value = virtqueue index; written once at probe */
+	unsigned int *req_map;
+	unsigned int *sync_map;
+	struct dax_device *dax_dev;	/* NULL: no DAX window */
+};
+
+/*
+ * One FUSE request as the virtio side sees it. fuse_glue.c embeds it in
+ * the per-request bounce buffer; the buffer's address is the virtqueue
+ * token.
+ */
+struct vfsync_buf {
+	/* On a queue's list (under its lock) or a private list */
+	struct list_head list;
+	struct vfsync_vq *fsvq;		/* queue it was added to */
+	struct scatterlist **sgs;
+	unsigned int out_sgs;
+	unsigned int in_sgs;
+	unsigned int out_bytes;		/* driver-to-device bytes */
+	unsigned int in_bytes;		/* device-writable bytes offered */
+	unsigned int used_len;		/* from the used ring */
+	u32 opcode;
+	bool background;
+	bool may_block;			/* must not be ended in done_work */
+	struct work_struct work;
+};
+
+/* Configuration as read from the device, after sanity checks. */
+struct vfsync_qconf {
+	unsigned int num_request_queues;	/* queues to instantiate */
+	unsigned int num_mapped_request_queues;	/* used by the CPU map */
+	unsigned int num_sync_queues;
+	unsigned int nvqs;
+};
+
+/* virtio_fs_sync.c */
+extern struct mutex vfsync_mutex;
+
+int vfsync_parse_config(u32 req_queues, u32 sync_queues, bool sync_feature,
+			unsigned int nr_cpus, struct vfsync_qconf *conf);
+void vfsync_map_spread(unsigned int *map, unsigned int map_len,
+		       const unsigned int *cpus, unsigned int ncpus,
+		       unsigned int nqueues, unsigned int first_vq);
+void vfsync_map_sync(unsigned int *map, unsigned int map_len,
+		     const unsigned int *cpus, unsigned int ncpus,
+		     unsigned int nqueues, unsigned int first_vq);
+bool vfsync_sync_eligible(u32 opcode, bool background, bool hiprio,
+			  size_t bytes, size_t max_bytes);
+int vfsync_check_reply(const struct fuse_out_header *oh, u64 unique,
+		       unsigned int used_len, unsigned int offered_len,
+		       unsigned int out_args_len, unsigned int last_arg_len,
+		       bool argvar);
+
+struct vfsync_dev *vfsync_find_instance_locked(const char *tag);
+bool vfsync_alive_locked(struct vfsync_dev *fs);
+void vfsync_put(struct vfsync_dev *fs);
+unsigned int vfsync_queue_size(struct vfsync_dev *fs);
+void vfsync_start_all_queues(struct vfsync_dev *fs);
+void vfsync_stop_all_queues(struct vfsync_dev *fs);
+void vfsync_stop_queue(struct vfsync_vq *fsvq);
+void vfsync_drain_all_queues(struct vfsync_dev *fs);
+int vfsync_submit(struct vfsync_dev *fs, struct vfsync_buf *buf);
+void vfsync_defer_end(struct vfsync_dev *fs, struct list_head *entry);
+void vfsync_send_forget(struct vfsync_dev *fs, u64 nodeid, u64 nlookup,
+			u64 unique);
+void vfsync_count_bad_reply(struct vfsync_vq *fsvq);
+
+/* fuse_glue.c */
+int vfsync_fuse_register(void);
+void vfsync_fuse_unregister(void);
+const char *vfsync_fuse_fs_name(void);
+void vfsync_fuse_sent_locked(struct vfsync_buf *buf);
+void vfsync_fuse_reaped_locked(struct vfsync_buf *buf);
+void vfsync_fuse_complete(struct vfsync_buf *buf);
+void vfsync_fuse_fail(struct vfsync_buf *buf, int err);
+void vfsync_fuse_end_entry(struct list_head *entry);
+
+#endif /* _VIRTIO_FS_SYNC_H */
