@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sync versus async queue handling and the worker pool.
+ *
+ * Locking: each queue's ->lock covers its ring and state; a worker holds it
+ * only to pop a chain or publish a used entry, never across the FUSE
+ * operation. A sync queue is only ever processed by the vhost-user thread,
+ * which keeps the lock across the whole batch: nobody else waits on it.
+ * The pool lock covers the run list and nothing else.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch.h"
+#include "fuse_server.h"
+
+#include <linux/fuse.h>
+
+struct fsq_stats {
+	uint64_t requests, inline_done, late, errors, bytes_in, bytes_out;
+	enum fsq_type type;
+	bool started;
+};
+
+static struct fsq_stats stats[FS_MAX_QUEUES];
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct fs_queue *head, *tail;
+	const struct options *opt;
+	struct fuse_server *srv;
+} pool = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.cond = PTHREAD_COND_INITIALIZER,
+};
+
+static const char *const type_names[] = {
+	[FSQ_HIPRIO] = "hiprio",
+	[FSQ_REQUEST] = "request",
+	[FSQ_SYNC] = "sync",
+};
+
+#define STAT_ADD(field, v) __atomic_fetch_add(&(field), (v), __ATOMIC_RELAXED)
+
+void dispatch__stats_started(struct fs_queue *q)
+{
+	stats[q->index].type = q->type;
+	__atomic_store_n(&stats[q->index].started, true, __ATOMIC_RELEASE);
+}
+
+void dispatch__stats_print(FILE *f)
+{
+	unsigned int i;
+
+	for (i = 0; i < FS_MAX_QUEUES; i++) {
+		struct fsq_stats *s = &stats[i];
+
+		if (!__atomic_load_n(&s->started, __ATOMIC_ACQUIRE))
+			continue;
+		fprintf(f, "queue=%u type=%s requests=%llu inline=%llu late=%llu errors=%llu bytes_in=%llu bytes_out=%llu\n",
+			i, type_names[s->type],
+			(unsigned long long)__atomic_load_n(&s->requests, __ATOMIC_RELAXED),
+			(unsigned long long)__atomic_load_n(&s->inline_done, __ATOMIC_RELAXED),
+			(unsigned long long)__atomic_load_n(&s->late, __ATOMIC_RELAXED),
+			(unsigned long long)__atomic_load_n(&s->errors, __ATOMIC_RELAXED),
+			(unsigned long long)__atomic_load_n(&s->bytes_in, __ATOMIC_RELAXED),
+			(unsigned long long)__atomic_load_n(&s->bytes_out, __ATOMIC_RELAXED));
+	}
+	fflush(f);
+}
+
+enum fsq_type dispatch__queue_type(struct fs_dev *dev, unsigned int index)
+{
+	if (index == 0)
+		return FSQ_HIPRIO;
+	if (dev->sync_active && index > dev->opt->request_queues)
+		return FSQ_SYNC;
+	return FSQ_REQUEST;
+}
+
+void dispatch__dev_init(struct fs_dev *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < FS_MAX_QUEUES; i++) {
+		struct fs_queue *q = &dev->q[i];
+
+		memset(q, 0, sizeof(*q));
+		q->dev = dev;
+		q->index = i;
+		q->kick_fd = q->call_fd = q->err_fd = -1;
+		pthread_mutex_init(&q->lock, NULL);
+		pthread_cond_init(&q->idle, NULL);
+	}
+}
+
+/* Called with q->lock held. */
+static bool runnable_locked(struct fs_queue *q)
+{
+	return q->addr_set && q->enabled && !q->stopped && !q->paused &&
+		!q->vr.broken;
+}
+
+bool dispatch__runnable(struct fs_queue *q)
+{
+	bool r;
+
+	pthread_mutex_lock(&q->lock);
+	r = runnable_locked(q);
+	pthread_mutex_unlock(&q->lock);
+	return r;
+}
+
+/*
+ * Runs one chain through the FUSE server. The request is gathered into the
+ * thread's buffer and the reply scattered back; a chain too short for a
+ * reply header gets nothing written.
+ */
+static uint32_t process_chain(struct fuse_server *srv, struct fuse_ctx *ctx,
+			      struct vring_elem *e, struct fsq_stats *s)
+{
+	size_t in_len, out_len, copied;
+	int error = 0;
+
+	in_len = e->rd_len;
+	copied = iov__copy_from(e->iov, e->rd_num, ctx->in,
+				in_len < ctx->in_cap ? in_len : ctx->in_cap);
+	(void)copied;
+	out_len = fuse_server__handle(srv, ctx, in_len, e->wr_len, &error);
+
+	STAT_ADD(s->requests, 1);
+	STAT_ADD(s->bytes_in, in_len);
+	if (error)
+		STAT_ADD(s->errors, 1);
+	if (!out_len)
+		return 0;
+	out_len = iov__copy_to(e->iov + e->rd_num, e->wr_num, ctx->out,
+			       out_len);
+	STAT_ADD(s->bytes_out, out_len);
+	return out_len;
+}
+
+static void pool_post(struct fs_queue *q)
+{
+	pthread_mutex_lock(&pool.lock);
+	if (!q->queued) {
+		q->queued = true;
+		q->next = NULL;
+		if (pool.tail)
+			pool.tail->next = q;
+		else
+			pool.head = q;
+		pool.tail = q;
+		pthread_cond_signal(&pool.cond);
+	}
+	pthread_mutex_unlock(&pool.lock);
+}
+
+static struct fs_queue *pool_take(void)
+{
+	struct fs_queue *q;
+
+	pthread_mutex_lock(&pool.lock);
+	while (!pool.head)
+		pthread_cond_wait(&pool.cond, &pool.lock);
+	q = pool.head;
+	pool.head = q->next;
+	if (!pool.head)
+		pool.tail = NULL;
+	q->queued = false;
+	pthread_mutex_unlock(&pool.lock);
+	return q;
+}
+
+static void sync_process(struct fs_queue *q)
+{
+	struct fs_dev *dev = q->dev;
+	struct fsq_stats *s = &stats[q->index];
+	struct vring_elem e;
+	struct iovec iov[2 * VRING_MAX_SIZE];
+	bool signal = false;
+	int r;
+
+	e.iov = iov;
+	e.iov_max = 2 * VRING_MAX_SIZE;
+
+	pthread_mutex_lock(&q->lock);
+	if (!runnable_locked(q))
+		goto out;
+	for (;;) {
+		while ((r = vring__pop(&q->vr, &e)) == 1) {
+			uint32_t len = process_chain(dev->srv, dev->ctx, &e, s);
+
+			vring__push(&q->vr, e.head, len);
+			STAT_ADD(s->inline_done, 1);
+		}
+		if (r < 0 || !vring__enable_kick(&q->vr))
+			break;
+	}
+	signal = vring__need_signal(&q->vr);
+out:
+	pthread_mutex_unlock(&q->lock);
+	/*
+	 * The frontend CPU is blocked until we acknowledge, so it cannot drain
+	 * the backend channel: never wait for room there, let a worker do it.
+	 */
+	if (signal && vhost_user__signal(dev, q->index, false) == -EAGAIN) {
+		pthread_mutex_lock(&q->lock);
+		q->signal_pending = true;
+		pthread_mutex_unlock(&q->lock);
+		pool_post(q);
+	}
+}
+
+void dispatch__kick(struct fs_queue *q)
+{
+	if (q->type == FSQ_SYNC)
+		sync_process(q);
+	else
+		pool_post(q);
+}
+
+static void worker_run_queue(struct fs_queue *q, struct fuse_ctx *ctx,
+			     struct iovec *iov)
+{
+	struct fsq_stats *s = &stats[q->index];
+	struct fs_dev *dev = q->dev;
+	struct vring_elem e;
+	bool signal;
+	int r;
+
+	e.iov = iov;
+	e.iov_max = 2 * VRING_MAX_SIZE;
+
+	pthread_mutex_lock(&q->lock);
+	signal = q->signal_pending;
+	q->signal_pending = false;
+	for (;;) {
+		uint32_t len;
+
+		if (!runnable_locked(q))
+			break;
+		r = vring__pop(&q->vr, &e);
+		if (r == 0 && vring__enable_kick(&q->vr))
+			continue;
+		if (r <= 0)
+			break;
+		q->busy++;
+		/* let an idle worker pick up the rest of the queue meanwhile */
+		if (vring__has_avail(&q->vr))
+			pool_post(q);
+		pthread_mutex_unlock(&q->lock);
+
+		len = process_chain(dev->srv, ctx, &e, s);
+		if (q->type == FSQ_SYNC)
+			STAT_ADD(s->late, 1);
+
+		pthread_mutex_lock(&q->lock);
+		vring__push(&q->vr, e.head, len);
+		if (vring__need_signal(&q->vr))
+			signal = true;
+		if (--q->busy == 0)
+			pthread_cond_broadcast(&q->idle);
+		if (signal && !vring__has_avail(&q->vr)) {
+			pthread_mutex_unlock(&q->lock);
+			vhost_user__signal(dev, q->index, true);
+			signal = false;
+			pthread_mutex_lock(&q->lock);
+		}
+	}
+	pthread_mutex_unlock(&q->lock);
+	if (signal)
+		vhost_user__signal(dev, q->index, true);
+}
+
+static void *worker_main(void *arg)
+{
+	struct fuse_ctx *ctx = fuse_ctx__new();
+	struct iovec *iov = calloc(2 * VRING_MAX_SIZE, sizeof(*iov));
+
+	(void)arg;
+	if (!ctx || !iov) {
+		fprintf(stderr, "vhost-user-fs: worker out of memory\n");
+		exit(1);
+	}
+	for (;;)
+		worker_run_queue(pool_take(), ctx, iov);
+	return NULL;
+}
+
+void dispatch__pause(struct fs_queue *q)
+{
+	pthread_mutex_lock(&q->lock);
+	q->paused = true;
+	while (q->busy)
+		pthread_cond_wait(&q->idle, &q->lock);
+	pthread_mutex_unlock(&q->lock);
+}
+
+void dispatch__resume(struct fs_queue *q)
+{
+	pthread_mutex_lock(&q->lock);
+	q->paused = false;
+	pthread_mutex_unlock(&q->lock);
+	/* kicks that arrived while paused were dropped */
+	if (dispatch__runnable(q))
+		dispatch__kick(q);
+}
+
+int dispatch__init(const struct options *opt, struct fuse_server *srv)
+{
+	unsigned int i;
+
+	pool.opt = opt;
+	pool.srv = srv;
+	for (i = 0; i < opt->workers; i++) {
+		pthread_t t;
+		int err = pthread_create(&t, NULL, worker_main, NULL);
+
+		if (err)
+			return -err;
+		pthread_detach(t);
+	}
+	return 0;
+}

@@ -1,0 +1,1511 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * FUSE passthrough server.
+ *
+ * Confinement: every object is reached from an inode's O_PATH fd and a
+ * single, checked name component with an *at() call; symlinks are never
+ * followed (O_NOFOLLOW, AT_SYMLINK_NOFOLLOW, or AT_EMPTY_PATH on our own
+ * fd). The only paths built here are /proc/self/fd/N re-opens of fds we own.
+ *
+ * Credentials: objects are created with the caller's fsuid/fsgid, set per
+ * thread with the raw setfsuid/setfsgid system calls (which, unlike
+ * setuid, only affect the calling thread), so set-group-ID directories and
+ * the caller's ownership work as on a local file system. Supplementary
+ * groups are not forwarded (FUSE does not send them); the guest kernel has
+ * already checked permissions (virtiofs mounts with default_permissions).
+ *
+ * Locks: FUSE_POSIX_LOCKS and FUSE_FLOCK_LOCKS are not negotiated, so the
+ * guest kernel keeps POSIX and BSD locks locally; GETLK/SETLK/SETLKW get
+ * ENOSYS if a driver sends them anyway.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <linux/fuse.h>
+
+#include "fuse_server.h"
+#include "inode.h"
+
+#define OUR_MINOR	38
+#define NO_REPLY	1
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+
+struct open_file {
+	int fd;
+	uint32_t gen;
+	unsigned int users;		/* requests using fd right now */
+	bool live;			/* not yet released */
+	bool is_dir;
+	struct inode *ino;
+	uint32_t next_free;
+};
+
+struct fuse_server {
+	const struct options *opt;
+	struct inode_table it;
+	int root_rd_fd;			/* O_RDONLY on the share, for syncfs */
+	int proc_fd;
+	uint64_t timeout;		/* entry and attr, seconds */
+	bool writeback;
+	bool initialized;
+	unsigned int minor;
+
+	pthread_mutex_t fh_lock;	/* protects the file table */
+	struct open_file *files;
+	uint32_t nfiles;
+	uint32_t free_file;		/* 0 = none; index 0 is never used */
+};
+
+struct req {
+	struct fuse_server *srv;
+	struct fuse_ctx *ctx;
+	const struct fuse_in_header *ih;
+	const uint8_t *arg;
+	size_t arglen;
+	uint8_t *out;			/* payload, after the out header */
+	size_t out_max;			/* payload room */
+	size_t out_len;
+};
+
+/* ---- scratch space ---- */
+
+struct fuse_ctx *fuse_ctx__new(void)
+{
+	struct fuse_ctx *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->in_cap = FUSE_SERVER_MAX_WRITE + FUSE_SERVER_SLACK;
+	c->out_cap = FUSE_SERVER_MAX_WRITE + FUSE_SERVER_SLACK;
+	c->dirbuf_cap = 64 * 1024;
+	c->in = malloc(c->in_cap);
+	c->out = malloc(c->out_cap);
+	c->dirbuf = malloc(c->dirbuf_cap);
+	if (!c->in || !c->out || !c->dirbuf) {
+		fuse_ctx__free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void fuse_ctx__free(struct fuse_ctx *c)
+{
+	if (!c)
+		return;
+	free(c->in);
+	free(c->out);
+	free(c->dirbuf);
+	free(c);
+}
+
+/* ---- credentials ---- */
+
+static void creds_set(const struct fuse_in_header *ih)
+{
+	syscall(SYS_setfsgid, ih->gid);
+	syscall(SYS_setfsuid, ih->uid);
+}
+
+static void creds_restore(void)
+{
+	syscall(SYS_setfsuid, 0);
+	syscall(SYS_setfsgid, 0);
+}
+
+/* ---- open file table ---- */
+
+static int file_new(struct fuse_server *s, int fd, struct inode *ino,
+		    bool is_dir, uint64_t *fh)
+{
+	struct open_file *f;
+	uint32_t idx;
+
+	pthread_mutex_lock(&s->fh_lock);
+	if (!s->free_file) {
+		uint32_t n = s->nfiles ? s->nfiles * 2 : 256, i;
+		struct open_file *v = realloc(s->files, n * sizeof(*v));
+
+		if (!v) {
+			pthread_mutex_unlock(&s->fh_lock);
+			return -ENOMEM;
+		}
+		for (i = n - 1; i >= (s->nfiles ? s->nfiles : 1); i--) {
+			memset(&v[i], 0, sizeof(v[i]));
+			v[i].next_free = s->free_file;
+			s->free_file = i;
+		}
+		s->files = v;
+		s->nfiles = n;
+	}
+	idx = s->free_file;
+	f = &s->files[idx];
+	s->free_file = f->next_free;
+	f->fd = fd;
+	f->users = 0;
+	f->live = true;
+	f->is_dir = is_dir;
+	f->ino = ino;
+	*fh = ((uint64_t)f->gen << 32) | idx;
+	pthread_mutex_unlock(&s->fh_lock);
+	inode__open_get(&s->it, ino);
+	return 0;
+}
+
+static struct open_file *file_find_locked(struct fuse_server *s, uint64_t fh)
+{
+	uint32_t idx = (uint32_t)fh;
+
+	if (!idx || idx >= s->nfiles || !s->files[idx].live ||
+	    s->files[idx].gen != (uint32_t)(fh >> 32))
+		return NULL;
+	return &s->files[idx];
+}
+
+/*
+ * Returns the fd of a live handle and holds it until file_put(), so a
+ * concurrent RELEASE cannot close it under us (and let the number be
+ * reused for something else).
+ */
+static int file_get(struct fuse_server *s, uint64_t fh, bool want_dir)
+{
+	struct open_file *f;
+	int fd = -EBADF;
+
+	pthread_mutex_lock(&s->fh_lock);
+	f = file_find_locked(s, fh);
+	if (f && f->is_dir == want_dir) {
+		f->users++;
+		fd = f->fd;
+	}
+	pthread_mutex_unlock(&s->fh_lock);
+	return fd;
+}
+
+static void file_drop_locked(struct fuse_server *s, uint32_t idx,
+			     int *fd, struct inode **ino)
+{
+	struct open_file *f = &s->files[idx];
+
+	*fd = f->fd;
+	*ino = f->ino;
+	f->fd = -1;
+	f->ino = NULL;
+	f->gen++;
+	f->next_free = s->free_file;
+	s->free_file = idx;
+}
+
+static void file_put(struct fuse_server *s, uint64_t fh)
+{
+	uint32_t idx = (uint32_t)fh;
+	struct inode *ino = NULL;
+	int fd = -1;
+
+	pthread_mutex_lock(&s->fh_lock);
+	if (idx < s->nfiles && s->files[idx].users &&
+	    --s->files[idx].users == 0 && !s->files[idx].live)
+		file_drop_locked(s, idx, &fd, &ino);
+	pthread_mutex_unlock(&s->fh_lock);
+	if (fd >= 0)
+		close(fd);
+	if (ino)
+		inode__open_put(&s->it, ino);
+}
+
+static int file_release(struct fuse_server *s, uint64_t fh, bool is_dir)
+{
+	struct inode *ino = NULL;
+	struct open_file *f;
+	int fd = -1, err = 0;
+
+	pthread_mutex_lock(&s->fh_lock);
+	f = file_find_locked(s, fh);
+	if (!f || f->is_dir != is_dir) {
+		err = -EBADF;
+	} else {
+		f->live = false;
+		if (!f->users)
+			file_drop_locked(s, (uint32_t)fh, &fd, &ino);
+	}
+	pthread_mutex_unlock(&s->fh_lock);
+	if (fd >= 0)
+		close(fd);
+	if (ino)
+		inode__open_put(&s->it, ino);
+	return err;
+}
+
+/* ---- request decoding ---- */
+
+static const void *arg_take(struct req *r, size_t size)
+{
+	const void *p;
+
+	if (r->arglen < size)
+		return NULL;
+	p = r->arg;
+	r->arg += size;
+	r->arglen -= size;
+	return p;
+}
+
+/* A NUL-terminated string inside the remaining argument bytes. */
+static const char *arg_string(struct req *r)
+{
+	const char *s = (const char *)r->arg;
+	const void *nul = memchr(r->arg, 0, r->arglen);
+
+	if (!nul)
+		return NULL;
+	arg_take(r, (const uint8_t *)nul - r->arg + 1);
+	return s;
+}
+
+static bool name_ok(const char *name)
+{
+	if (!name[0] || strchr(name, '/'))
+		return false;
+	if (!strcmp(name, ".") || !strcmp(name, ".."))
+		return false;
+	return strlen(name) <= NAME_MAX;
+}
+
+/* A name for a new or existing directory entry (not a lookup). */
+static const char *arg_name(struct req *r)
+{
+	const char *name = arg_string(r);
+
+	return name && name_ok(name) ? name : NULL;
+}
+
+static void *out_reserve(struct req *r, size_t size)
+{
+	void *p;
+
+	if (r->out_len + size > r->out_max)
+		return NULL;
+	p = r->out + r->out_len;
+	memset(p, 0, size);
+	r->out_len += size;
+	return p;
+}
+
+static void proc_name(char *buf, size_t len, int fd)
+{
+	snprintf(buf, len, "/proc/self/fd/%d", fd);
+}
+
+/* ---- attributes and entries ---- */
+
+static void fill_attr(struct fuse_attr *a, const struct stat *st)
+{
+	a->ino = st->st_ino;
+	a->size = st->st_size;
+	a->blocks = st->st_blocks;
+	a->atime = st->st_atim.tv_sec;
+	a->mtime = st->st_mtim.tv_sec;
+	a->ctime = st->st_ctim.tv_sec;
+	a->atimensec = st->st_atim.tv_nsec;
+	a->mtimensec = st->st_mtim.tv_nsec;
+	a->ctimensec = st->st_ctim.tv_nsec;
+	a->mode = st->st_mode;
+	a->nlink = st->st_nlink;
+	a->uid = st->st_uid;
+	a->gid = st->st_gid;
+	a->rdev = st->st_rdev;
+	a->blksize = st->st_blksize;
+}
+
+static int stat_fd(int fd, struct stat *st)
+{
+	if (fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
+		return -errno;
+	return 0;
+}
+
+/*
+ * Looks name up in dir and fills e, counting one guest reference.
+ * "." and ".." are allowed here (NFS export asks for them); ".." at the
+ * root stays at the root, as it would for a chroot.
+ */
+static int do_lookup(struct fuse_server *s, struct inode *dir,
+		     const char *name, struct fuse_entry_out *e)
+{
+	struct inode *ino;
+	struct stat st;
+	int fd, err;
+
+	if (!name[0] || strchr(name, '/') || strlen(name) > NAME_MAX)
+		return -EINVAL;
+	if (!strcmp(name, "..") && inode__nodeid(dir) == FUSE_ROOT_ID)
+		name = ".";
+	fd = openat(inode__fd(dir), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = stat_fd(fd, &st);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	ino = inode__lookup_fd(&s->it, fd, &st, &err);
+	if (!ino)
+		return -err;
+	memset(e, 0, sizeof(*e));
+	e->nodeid = inode__nodeid(ino);
+	e->generation = 0;
+	e->entry_valid = s->timeout;
+	e->attr_valid = s->timeout;
+	fill_attr(&e->attr, &st);
+	inode__put(&s->it, ino);
+	return 0;
+}
+
+/* ---- handlers ---- */
+
+struct handler_env {
+	struct req *r;
+	struct inode *ino;		/* ih->nodeid, referenced */
+};
+
+#define ROFS_CHECK(s)	do { if ((s)->opt->readonly) return -EROFS; } while (0)
+
+static int op_lookup(struct req *r, struct inode *dir)
+{
+	const char *name = arg_string(r);
+	struct fuse_entry_out *e = out_reserve(r, sizeof(*e));
+
+	if (!name)
+		return -EINVAL;
+	if (!e)
+		return -EIO;
+	return do_lookup(r->srv, dir, name, e);
+}
+
+static int op_forget(struct req *r)
+{
+	const struct fuse_forget_in *in = arg_take(r, sizeof(*in));
+
+	if (in)
+		inode__forget(&r->srv->it, r->ih->nodeid, in->nlookup);
+	return NO_REPLY;
+}
+
+static int op_batch_forget(struct req *r)
+{
+	const struct fuse_batch_forget_in *in = arg_take(r, sizeof(*in));
+	uint32_t i;
+
+	if (!in)
+		return NO_REPLY;
+	for (i = 0; i < in->count; i++) {
+		const struct fuse_forget_one *one = arg_take(r, sizeof(*one));
+
+		if (!one)
+			break;
+		inode__forget(&r->srv->it, one->nodeid, one->nlookup);
+	}
+	return NO_REPLY;
+}
+
+static int reply_attr(struct req *r, const struct stat *st)
+{
+	struct fuse_attr_out *a = out_reserve(r, sizeof(*a));
+
+	if (!a)
+		return -EIO;
+	a->attr_valid = r->srv->timeout;
+	fill_attr(&a->attr, st);
+	return 0;
+}
+
+static int op_getattr(struct req *r, struct inode *ino)
+{
+	const struct fuse_getattr_in *in = arg_take(r, sizeof(*in));
+	struct stat st;
+	int err;
+
+	if (in && (in->getattr_flags & FUSE_GETATTR_FH)) {
+		int fd = file_get(r->srv, in->fh, false);
+
+		if (fd >= 0) {
+			err = fstat(fd, &st) ? -errno : 0;
+			file_put(r->srv, in->fh);
+			return err ? err : reply_attr(r, &st);
+		}
+	}
+	err = stat_fd(inode__fd(ino), &st);
+	return err ? err : reply_attr(r, &st);
+}
+
+static int setattr_size(struct fuse_server *s, struct inode *ino, int fd,
+			uint64_t size)
+{
+	char path[64];
+	int err = 0;
+
+	if (size > (uint64_t)LLONG_MAX)
+		return -EFBIG;
+	if (fd >= 0)
+		return ftruncate(fd, size) ? -errno : 0;
+	if (S_ISDIR(inode__type(ino)))
+		return -EISDIR;
+	if (!S_ISREG(inode__type(ino)))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%d", inode__fd(ino));
+	fd = openat(s->proc_fd, path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, size))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static int op_setattr(struct req *r, struct inode *ino)
+{
+	const struct fuse_setattr_in *in = arg_take(r, sizeof(*in));
+	struct fuse_server *s = r->srv;
+	int ifd = inode__fd(ino), fd = -1, err = 0;
+	char path[64];
+	struct stat st;
+
+	if (!in)
+		return -EINVAL;
+	ROFS_CHECK(s);
+	if (in->valid & FATTR_FH) {
+		fd = file_get(s, in->fh, false);
+		if (fd < 0)
+			return fd;
+	}
+	snprintf(path, sizeof(path), "%d", ifd);
+
+	if (in->valid & FATTR_MODE) {
+		if (fd >= 0 ? fchmod(fd, in->mode) :
+		    fchmodat(s->proc_fd, path, in->mode, 0)) {
+			err = -errno;
+			goto out;
+		}
+	}
+	if (in->valid & (FATTR_UID | FATTR_GID)) {
+		uid_t uid = (in->valid & FATTR_UID) ? in->uid : (uid_t)-1;
+		gid_t gid = (in->valid & FATTR_GID) ? in->gid : (gid_t)-1;
+
+		if (fchownat(ifd, "", uid, gid,
+			     AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)) {
+			err = -errno;
+			goto out;
+		}
+	}
+	if (in->valid & FATTR_SIZE) {
+		err = setattr_size(s, ino, fd, in->size);
+		if (err)
+			goto out;
+	}
+	if (in->valid & (FATTR_ATIME | FATTR_MTIME)) {
+		struct timespec ts[2] = {
+			{ .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_OMIT },
+		};
+
+		if (in->valid & FATTR_ATIME_NOW)
+			ts[0].tv_nsec = UTIME_NOW;
+		else if (in->valid & FATTR_ATIME)
+			ts[0] = (struct timespec){ in->atime, in->atimensec };
+		if (in->valid & FATTR_MTIME_NOW)
+			ts[1].tv_nsec = UTIME_NOW;
+		else if (in->valid & FATTR_MTIME)
+			ts[1] = (struct timespec){ in->mtime, in->mtimensec };
+		if (fd >= 0 ? futimens(fd, ts) :
+		    utimensat(ifd, "", ts, AT_EMPTY_PATH)) {
+			err = -errno;
+			goto out;
+		}
+	}
+	err = fd >= 0 ? (fstat(fd, &st) ? -errno : 0) : stat_fd(ifd, &st);
+	if (!err)
+		err = reply_attr(r, &st);
+out:
+	if (fd >= 0)
+		file_put(s, in->fh);
+	return err;
+}
+
+static int op_readlink(struct req *r, struct inode *ino)
+{
+	size_t max = r->out_max < PATH_MAX ? r->out_max : PATH_MAX;
+	ssize_t n = readlinkat(inode__fd(ino), "", (char *)r->out, max);
+
+	if (n < 0)
+		return -errno;
+	r->out_len = n;
+	return 0;
+}
+
+/* After a successful create-type call: look the new name up for the reply. */
+static int reply_new_entry(struct req *r, struct inode *dir, const char *name)
+{
+	struct fuse_entry_out *e = out_reserve(r, sizeof(*e));
+
+	if (!e)
+		return -EIO;
+	return do_lookup(r->srv, dir, name, e);
+}
+
+static int op_symlink(struct req *r, struct inode *dir)
+{
+	const char *name = arg_name(r);
+	const char *target = arg_string(r);
+	int err = 0;
+
+	if (!name || !target)
+		return -EINVAL;
+	ROFS_CHECK(r->srv);
+	creds_set(r->ih);
+	if (symlinkat(target, inode__fd(dir), name))
+		err = -errno;
+	creds_restore();
+	return err ? err : reply_new_entry(r, dir, name);
+}
+
+static int op_mknod(struct req *r, struct inode *dir)
+{
+	const struct fuse_mknod_in *in = arg_take(r, sizeof(*in));
+	const char *name = arg_name(r);
+	int err = 0;
+
+	if (!in || !name)
+		return -EINVAL;
+	ROFS_CHECK(r->srv);
+	creds_set(r->ih);
+	if (mknodat(inode__fd(dir), name, in->mode, in->rdev))
+		err = -errno;
+	creds_restore();
+	return err ? err : reply_new_entry(r, dir, name);
+}
+
+static int op_mkdir(struct req *r, struct inode *dir)
+{
+	const struct fuse_mkdir_in *in = arg_take(r, sizeof(*in));
+	const char *name = arg_name(r);
+	int err = 0;
+
+	if (!in || !name)
+		return -EINVAL;
+	ROFS_CHECK(r->srv);
+	creds_set(r->ih);
+	if (mkdirat(inode__fd(dir), name, in->mode))
+		err = -errno;
+	creds_restore();
+	return err ? err : reply_new_entry(r, dir, name);
+}
+
+static int op_unlink(struct req *r, struct inode *dir, int flags)
+{
+	const char *name = arg_name(r);
+
+	if (!name)
+		return -EINVAL;
+	ROFS_CHECK(r->srv);
+	return unlinkat(inode__fd(dir), name, flags) ? -errno : 0;
+}
+
+static int do_rename(struct req *r, struct inode *dir, uint64_t newdir_id,
+		     unsigned int flags)
+{
+	const char *oldname = arg_name(r);
+	const char *newname = arg_name(r);
+	struct inode *newdir;
+	int err = 0;
+
+	if (!oldname || !newname)
+		return -EINVAL;
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
+		return -EINVAL;
+	ROFS_CHECK(r->srv);
+	newdir = inode__get(&r->srv->it, newdir_id, &err);
+	if (!newdir)
+		return -err;
+	if (flags) {
+		if (syscall(SYS_renameat2, inode__fd(dir), oldname,
+			    inode__fd(newdir), newname, flags))
+			err = -errno;
+	} else if (renameat(inode__fd(dir), oldname, inode__fd(newdir),
+			    newname)) {
+		err = -errno;
+	}
+	inode__put(&r->srv->it, newdir);
+	return err;
+}
+
+static int op_rename(struct req *r, struct inode *dir)
+{
+	const struct fuse_rename_in *in = arg_take(r, sizeof(*in));
+
+	return in ? do_rename(r, dir, in->newdir, 0) : -EINVAL;
+}
+
+static int op_rename2(struct req *r, struct inode *dir)
+{
+	const struct fuse_rename2_in *in = arg_take(r, sizeof(*in));
+
+	return in ? do_rename(r, dir, in->newdir, in->flags) : -EINVAL;
+}
+
+static int op_link(struct req *r, struct inode *newdir)
+{
+	const struct fuse_link_in *in = arg_take(r, sizeof(*in));
+	const char *name = arg_name(r);
+	struct inode *old;
+	int err = 0;
+
+	if (!in || !name)
+		return -EINVAL;
+	ROFS_CHECK(r->srv);
+	old = inode__get(&r->srv->it, in->oldnodeid, &err);
+	if (!old)
+		return -err;
+	if (S_ISDIR(inode__type(old)))
+		err = -EPERM;
+	else if (linkat(inode__fd(old), "", inode__fd(newdir), name,
+			AT_EMPTY_PATH))
+		err = -errno;
+	inode__put(&r->srv->it, old);
+	return err ? err : reply_new_entry(r, newdir, name);
+}
+
+/* Host open flags for a guest's, or -errno. */
+static int open_flags(struct fuse_server *s, uint32_t flags)
+{
+	int f = flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_DIRECT);
+
+	if (s->opt->readonly &&
+	    ((f & O_ACCMODE) != O_RDONLY || (f & O_TRUNC)))
+		return -EROFS;
+	/*
+	 * With the writeback cache the guest reads around partial writes
+	 * and handles append itself.
+	 */
+	if (s->writeback) {
+		if ((f & O_ACCMODE) == O_WRONLY)
+			f = (f & ~O_ACCMODE) | O_RDWR;
+		f &= ~O_APPEND;
+	}
+	return f | O_CLOEXEC;
+}
+
+static void fill_open_out(struct fuse_server *s, struct fuse_open_out *o,
+			  uint64_t fh, bool is_dir)
+{
+	o->fh = fh;
+	o->open_flags = 0;
+	if (s->opt->cache == CACHE_NEVER && !is_dir)
+		o->open_flags |= FOPEN_DIRECT_IO;
+	if (s->opt->cache == CACHE_ALWAYS)
+		o->open_flags |= is_dir ? FOPEN_CACHE_DIR | FOPEN_KEEP_CACHE :
+			FOPEN_KEEP_CACHE;
+}
+
+static int op_open(struct req *r, struct inode *ino)
+{
+	const struct fuse_open_in *in = arg_take(r, sizeof(*in));
+	struct fuse_open_out *o = out_reserve(r, sizeof(*o));
+	char path[32];
+	uint64_t fh;
+	int flags, fd, err;
+
+	if (!in)
+		return -EINVAL;
+	if (!o)
+		return -EIO;
+	if (S_ISLNK(inode__type(ino)))
+		return -ELOOP;
+	if (S_ISDIR(inode__type(ino)) && (in->flags & O_ACCMODE) != O_RDONLY)
+		return -EISDIR;
+	flags = open_flags(r->srv, in->flags);
+	if (flags < 0)
+		return flags;
+	snprintf(path, sizeof(path), "%d", inode__fd(ino));
+	fd = openat(r->srv->proc_fd, path, flags);
+	if (fd < 0)
+		return -errno;
+	err = file_new(r->srv, fd, ino, false, &fh);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	fill_open_out(r->srv, o, fh, false);
+	return 0;
+}
+
+static int op_create(struct req *r, struct inode *dir)
+{
+	const struct fuse_create_in *in = arg_take(r, sizeof(*in));
+	const char *name = arg_name(r);
+	struct fuse_entry_out *e = out_reserve(r, sizeof(*e));
+	struct fuse_open_out *o = out_reserve(r, sizeof(*o));
+	struct fuse_server *s = r->srv;
+	struct inode *ino;
+	int flags, fd, err;
+	uint64_t fh;
+
+	if (!in || !name)
+		return -EINVAL;
+	if (!e || !o)
+		return -EIO;
+	ROFS_CHECK(s);
+	flags = open_flags(s, in->flags);
+	if (flags < 0)
+		return flags;
+	flags |= O_CREAT | O_NOFOLLOW | (in->flags & O_EXCL);
+	creds_set(r->ih);
+	fd = openat(inode__fd(dir), name, flags, in->mode);
+	err = fd < 0 ? -errno : 0;
+	creds_restore();
+	if (err)
+		return err;
+	err = do_lookup(s, dir, name, e);
+	if (err)
+		goto fail;
+	ino = inode__get(&s->it, e->nodeid, &err);
+	if (!ino) {
+		inode__forget(&s->it, e->nodeid, 1);
+		err = -err;
+		goto fail;
+	}
+	err = file_new(s, fd, ino, false, &fh);
+	inode__put(&s->it, ino);
+	if (err) {
+		inode__forget(&s->it, e->nodeid, 1);
+		goto fail;
+	}
+	fill_open_out(s, o, fh, false);
+	return 0;
+fail:
+	close(fd);
+	return err;
+}
+
+static int op_read(struct req *r)
+{
+	const struct fuse_read_in *in = arg_take(r, sizeof(*in));
+	size_t size;
+	ssize_t n;
+	int fd;
+
+	if (!in)
+		return -EINVAL;
+	size = in->size < r->out_max ? in->size : r->out_max;
+	fd = file_get(r->srv, in->fh, false);
+	if (fd < 0)
+		return fd;
+	n = pread(fd, r->out, size, in->offset);
+	file_put(r->srv, in->fh);
+	if (n < 0)
+		return -errno;
+	r->out_len = n;
+	return 0;
+}
+
+static int op_write(struct req *r)
+{
+	const struct fuse_write_in *in = arg_take(r, sizeof(*in));
+	struct fuse_write_out *o = out_reserve(r, sizeof(*o));
+	ssize_t n;
+	int fd;
+
+	if (!in || in->size > r->arglen)
+		return -EINVAL;
+	if (!o)
+		return -EIO;
+	fd = file_get(r->srv, in->fh, false);
+	if (fd < 0)
+		return fd;
+	n = pwrite(fd, r->arg, in->size, in->offset);
+	file_put(r->srv, in->fh);
+	if (n < 0)
+		return -errno;
+	o->size = n;
+	return 0;
+}
+
+static int op_statfs(struct req *r, struct inode *ino)
+{
+	struct fuse_statfs_out *o = out_reserve(r, sizeof(*o));
+	struct statvfs sv;
+
+	if (!o)
+		return -EIO;
+	if (fstatvfs(inode__fd(ino), &sv))
+		return -errno;
+	o->st.blocks = sv.f_blocks;
+	o->st.bfree = sv.f_bfree;
+	o->st.bavail = sv.f_bavail;
+	o->st.files = sv.f_files;
+	o->st.ffree = sv.f_ffree;
+	o->st.bsize = sv.f_bsize;
+	o->st.namelen = sv.f_namemax;
+	o->st.frsize = sv.f_frsize;
+	return 0;
+}
+
+static int op_release(struct req *r, bool is_dir)
+{
+	const struct fuse_release_in *in = arg_take(r, sizeof(*in));
+
+	if (!in)
+		return -EINVAL;
+	return file_release(r->srv, in->fh, is_dir);
+}
+
+static int op_fsync(struct req *r, bool is_dir)
+{
+	const struct fuse_fsync_in *in = arg_take(r, sizeof(*in));
+	int fd, err;
+
+	if (!in)
+		return -EINVAL;
+	fd = file_get(r->srv, in->fh, is_dir);
+	if (fd < 0)
+		return fd;
+	if (in->fsync_flags & FUSE_FSYNC_FDATASYNC)
+		err = fdatasync(fd) ? -errno : 0;
+	else
+		err = fsync(fd) ? -errno : 0;
+	file_put(r->srv, in->fh);
+	return err;
+}
+
+static int op_flush(struct req *r)
+{
+	const struct fuse_flush_in *in = arg_take(r, sizeof(*in));
+	int fd, dupfd, err = 0;
+
+	if (!in)
+		return -EINVAL;
+	fd = file_get(r->srv, in->fh, false);
+	if (fd < 0)
+		return fd;
+	/* closing a duplicate gives the host file system its close-time hook */
+	dupfd = dup(fd);
+	if (dupfd < 0 || close(dupfd))
+		err = -errno;
+	file_put(r->srv, in->fh);
+	return err;
+}
+
+static int op_setxattr(struct req *r, struct inode *ino)
+{
+	const struct fuse_setxattr_in *in = arg_take(r, FUSE_COMPAT_SETXATTR_IN_SIZE);
+	const char *name;
+	char path[64];
+
+	if (!r->srv->opt->xattr)
+		return -ENOSYS;
+	if (!in || !(name = arg_string(r)) || in->size > r->arglen)
+		return -EINVAL;
+	ROFS_CHECK(r->srv);
+	proc_name(path, sizeof(path), inode__fd(ino));
+	return setxattr(path, name, r->arg, in->size, in->flags) ? -errno : 0;
+}
+
+static int xattr_reply(struct req *r, uint32_t size, ssize_t n)
+{
+	struct fuse_getxattr_out *o;
+
+	if (n < 0)
+		return -errno;
+	if (size) {
+		r->out_len = n;
+		return 0;
+	}
+	o = out_reserve(r, sizeof(*o));
+	if (!o)
+		return -EIO;
+	o->size = n;
+	return 0;
+}
+
+static int op_getxattr(struct req *r, struct inode *ino)
+{
+	const struct fuse_getxattr_in *in = arg_take(r, sizeof(*in));
+	const char *name;
+	char path[64];
+	size_t size;
+
+	if (!r->srv->opt->xattr)
+		return -ENOSYS;
+	if (!in || !(name = arg_string(r)))
+		return -EINVAL;
+	size = in->size < r->out_max ? in->size : r->out_max;
+	proc_name(path, sizeof(path), inode__fd(ino));
+	return xattr_reply(r, in->size,
+			   getxattr(path, name, size ? r->out : NULL, size));
+}
+
+static int op_listxattr(struct req *r, struct inode *ino)
+{
+	const struct fuse_getxattr_in *in = arg_take(r, sizeof(*in));
+	char path[64];
+	size_t size;
+
+	if (!r->srv->opt->xattr)
+		return -ENOSYS;
+	if (!in)
+		return -EINVAL;
+	size = in->size < r->out_max ? in->size : r->out_max;
+	proc_name(path, sizeof(path), inode__fd(ino));
+	return xattr_reply(r, in->size,
+			   listxattr(path, size ? (char *)r->out : NULL, size));
+}
+
+static int op_removexattr(struct req *r, struct inode *ino)
+{
+	const char *name = arg_string(r);
+	char path[64];
+
+	if (!r->srv->opt->xattr)
+		return -ENOSYS;
+	if (!name)
+		return -EINVAL;
+	ROFS_CHECK(r->srv);
+	proc_name(path, sizeof(path), inode__fd(ino));
+	return removexattr(path, name) ? -errno : 0;
+}
+
+static int op_opendir(struct req *r, struct inode *ino)
+{
+	struct fuse_open_out *o = out_reserve(r, sizeof(*o));
+	uint64_t fh;
+	int fd, err;
+
+	if (!o)
+		return -EIO;
+	if (!S_ISDIR(inode__type(ino)))
+		return -ENOTDIR;
+	fd = openat(inode__fd(ino), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = file_new(r->srv, fd, ino, true, &fh);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	fill_open_out(r->srv, o, fh, true);
+	return 0;
+}
+
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+static bool is_dot(const char *name)
+{
+	return name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
+}
+
+static int op_readdir(struct req *r, struct inode *dir, bool plus)
+{
+	const struct fuse_read_in *in = arg_take(r, sizeof(*in));
+	struct fuse_ctx *c = r->ctx;
+	size_t limit;
+	int fd, err = 0;
+
+	if (!in)
+		return -EINVAL;
+	limit = in->size < r->out_max ? in->size : r->out_max;
+	fd = file_get(r->srv, in->fh, true);
+	if (fd < 0)
+		return fd;
+	if (lseek(fd, in->offset, SEEK_SET) < 0) {
+		err = -errno;
+		goto out;
+	}
+	for (;;) {
+		long n = syscall(SYS_getdents64, fd, c->dirbuf, c->dirbuf_cap);
+		long pos = 0;
+
+		if (n < 0) {
+			err = r->out_len ? 0 : -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		while (pos < n) {
+			struct linux_dirent64 *d = (void *)((char *)c->dirbuf + pos);
+			size_t namelen = strlen(d->d_name);
+			size_t base = plus ? FUSE_NAME_OFFSET_DIRENTPLUS :
+				FUSE_NAME_OFFSET;
+			size_t sz = FUSE_DIRENT_ALIGN(base + namelen);
+			struct fuse_dirent *de;
+
+			if (r->out_len + sz > limit)
+				goto out;
+			if (plus) {
+				struct fuse_direntplus *dp =
+					(void *)(r->out + r->out_len);
+
+				memset(dp, 0, sz);
+				/* a failed lookup leaves nodeid 0: no attrs */
+				if (!is_dot(d->d_name))
+					do_lookup(r->srv, dir, d->d_name,
+						  &dp->entry_out);
+				de = &dp->dirent;
+			} else {
+				de = (void *)(r->out + r->out_len);
+				memset(de, 0, sz);
+			}
+			de->ino = d->d_ino;
+			de->off = d->d_off;
+			de->namelen = namelen;
+			de->type = d->d_type;
+			memcpy(de->name, d->d_name, namelen);
+			r->out_len += sz;
+			pos += d->d_reclen;
+		}
+	}
+out:
+	file_put(r->srv, in->fh);
+	return err;
+}
+
+static int op_access(struct req *r, struct inode *ino)
+{
+	const struct fuse_access_in *in = arg_take(r, sizeof(*in));
+	char path[32];
+	int err = 0;
+
+	if (!in)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%d", inode__fd(ino));
+	creds_set(r->ih);
+	if (faccessat(r->srv->proc_fd, path, in->mask, AT_EACCESS))
+		err = -errno;
+	creds_restore();
+	if (!err && (in->mask & W_OK) && r->srv->opt->readonly)
+		err = -EROFS;
+	return err;
+}
+
+static int op_fallocate(struct req *r)
+{
+	const struct fuse_fallocate_in *in = arg_take(r, sizeof(*in));
+	int fd, err;
+
+	if (!in)
+		return -EINVAL;
+	ROFS_CHECK(r->srv);
+	fd = file_get(r->srv, in->fh, false);
+	if (fd < 0)
+		return fd;
+	err = fallocate(fd, in->mode, in->offset, in->length) ? -errno : 0;
+	file_put(r->srv, in->fh);
+	return err;
+}
+
+static int op_lseek(struct req *r)
+{
+	const struct fuse_lseek_in *in = arg_take(r, sizeof(*in));
+	struct fuse_lseek_out *o = out_reserve(r, sizeof(*o));
+	off_t off;
+	int fd;
+
+	if (!in)
+		return -EINVAL;
+	if (!o)
+		return -EIO;
+	if (in->whence != SEEK_DATA && in->whence != SEEK_HOLE &&
+	    in->whence != SEEK_SET && in->whence != SEEK_END &&
+	    in->whence != SEEK_CUR)
+		return -EINVAL;
+	fd = file_get(r->srv, in->fh, false);
+	if (fd < 0)
+		return fd;
+	off = lseek(fd, in->offset, in->whence);
+	file_put(r->srv, in->fh);
+	if (off < 0)
+		return -errno;
+	o->offset = off;
+	return 0;
+}
+
+static int op_copy_file_range(struct req *r)
+{
+	const struct fuse_copy_file_range_in *in = arg_take(r, sizeof(*in));
+	struct fuse_write_out *o = out_reserve(r, sizeof(*o));
+	loff_t off_in, off_out;
+	int fd_in, fd_out;
+	ssize_t n;
+
+	if (!in)
+		return -EINVAL;
+	if (!o)
+		return -EIO;
+	ROFS_CHECK(r->srv);
+	fd_in = file_get(r->srv, in->fh_in, false);
+	if (fd_in < 0)
+		return fd_in;
+	fd_out = file_get(r->srv, in->fh_out, false);
+	if (fd_out < 0) {
+		file_put(r->srv, in->fh_in);
+		return fd_out;
+	}
+	off_in = in->off_in;
+	off_out = in->off_out;
+	n = copy_file_range(fd_in, &off_in, fd_out, &off_out, in->len,
+			    in->flags);
+	file_put(r->srv, in->fh_in);
+	file_put(r->srv, in->fh_out);
+	if (n < 0)
+		return -errno;
+	o->size = n;
+	return 0;
+}
+
+static int op_init(struct req *r)
+{
+	const struct fuse_init_in *in = arg_take(r, 16);
+	struct fuse_server *s = r->srv;
+	struct fuse_init_out *o;
+	uint32_t want;
+	size_t size;
+
+	if (!in)
+		return -EINVAL;
+	if (in->major < 7)
+		return -EPROTO;
+	o = out_reserve(r, sizeof(*o));
+	if (!o)
+		return -EIO;
+	o->major = FUSE_KERNEL_VERSION;
+	o->minor = OUR_MINOR;
+	if (in->major > 7) {
+		/* the kernel retries with our major */
+		r->out_len = FUSE_COMPAT_INIT_OUT_SIZE;
+		return 0;
+	}
+	if (in->minor < 13)
+		return -EPROTO;
+	s->minor = in->minor < OUR_MINOR ? in->minor : OUR_MINOR;
+	o->minor = s->minor;
+
+	want = FUSE_ASYNC_READ | FUSE_ATOMIC_O_TRUNC | FUSE_EXPORT_SUPPORT |
+		FUSE_BIG_WRITES | FUSE_AUTO_INVAL_DATA | FUSE_DO_READDIRPLUS |
+		FUSE_READDIRPLUS_AUTO | FUSE_ASYNC_DIO | FUSE_PARALLEL_DIROPS |
+		FUSE_MAX_PAGES | FUSE_CACHE_SYMLINKS;
+	if (s->opt->writeback)
+		want |= FUSE_WRITEBACK_CACHE;
+	o->flags = in->flags & want;
+	s->writeback = o->flags & FUSE_WRITEBACK_CACHE;
+	o->max_readahead = in->max_readahead;
+	o->max_background = 64;
+	o->congestion_threshold = 48;
+	o->max_write = FUSE_SERVER_MAX_WRITE;
+	o->time_gran = 1;
+	o->max_pages = FUSE_SERVER_MAX_PAGES;
+	size = s->minor < 23 ? FUSE_COMPAT_22_INIT_OUT_SIZE : sizeof(*o);
+	r->out_len = size;
+	s->initialized = true;
+	return 0;
+}
+
+static int op_syncfs(struct req *r)
+{
+	return syncfs(r->srv->root_rd_fd) ? -errno : 0;
+}
+
+/* Opcodes that need no inode, or manage the nodeid themselves. */
+static int dispatch_nodeless(struct req *r, bool *handled)
+{
+	*handled = true;
+	switch (r->ih->opcode) {
+	case FUSE_FORGET:
+		return op_forget(r);
+	case FUSE_BATCH_FORGET:
+		return op_batch_forget(r);
+	case FUSE_INTERRUPT:
+		return NO_REPLY;
+	case FUSE_DESTROY:
+		fuse_server__reset(r->srv);
+		return 0;
+	case FUSE_READ:
+		return op_read(r);
+	case FUSE_WRITE:
+		return op_write(r);
+	case FUSE_RELEASE:
+		return op_release(r, false);
+	case FUSE_RELEASEDIR:
+		return op_release(r, true);
+	case FUSE_FSYNC:
+		return op_fsync(r, false);
+	case FUSE_FSYNCDIR:
+		return op_fsync(r, true);
+	case FUSE_FLUSH:
+		return op_flush(r);
+	case FUSE_FALLOCATE:
+		return op_fallocate(r);
+	case FUSE_LSEEK:
+		return op_lseek(r);
+	case FUSE_COPY_FILE_RANGE:
+		return op_copy_file_range(r);
+	case FUSE_SYNCFS:
+		return op_syncfs(r);
+	case FUSE_GETLK:
+	case FUSE_SETLK:
+	case FUSE_SETLKW:
+		return -ENOSYS;
+	}
+	*handled = false;
+	return 0;
+}
+
+static int dispatch_inode(struct req *r, struct inode *ino)
+{
+	switch (r->ih->opcode) {
+	case FUSE_LOOKUP:
+		return op_lookup(r, ino);
+	case FUSE_GETATTR:
+		return op_getattr(r, ino);
+	case FUSE_SETATTR:
+		return op_setattr(r, ino);
+	case FUSE_READLINK:
+		return op_readlink(r, ino);
+	case FUSE_SYMLINK:
+		return op_symlink(r, ino);
+	case FUSE_MKNOD:
+		return op_mknod(r, ino);
+	case FUSE_MKDIR:
+		return op_mkdir(r, ino);
+	case FUSE_UNLINK:
+		return op_unlink(r, ino, 0);
+	case FUSE_RMDIR:
+		return op_unlink(r, ino, AT_REMOVEDIR);
+	case FUSE_RENAME:
+		return op_rename(r, ino);
+	case FUSE_RENAME2:
+		return op_rename2(r, ino);
+	case FUSE_LINK:
+		return op_link(r, ino);
+	case FUSE_OPEN:
+		return op_open(r, ino);
+	case FUSE_CREATE:
+		return op_create(r, ino);
+	case FUSE_STATFS:
+		return op_statfs(r, ino);
+	case FUSE_SETXATTR:
+		return op_setxattr(r, ino);
+	case FUSE_GETXATTR:
+		return op_getxattr(r, ino);
+	case FUSE_LISTXATTR:
+		return op_listxattr(r, ino);
+	case FUSE_REMOVEXATTR:
+		return op_removexattr(r, ino);
+	case FUSE_OPENDIR:
+		return op_opendir(r, ino);
+	case FUSE_READDIR:
+		return op_readdir(r, ino, false);
+	case FUSE_READDIRPLUS:
+		return op_readdir(r, ino, true);
+	case FUSE_ACCESS:
+		return op_access(r, ino);
+	}
+	return -ENOSYS;
+}
+
+static bool known_inode_op(uint32_t opcode)
+{
+	switch (opcode) {
+	case FUSE_LOOKUP: case FUSE_GETATTR: case FUSE_SETATTR:
+	case FUSE_READLINK: case FUSE_SYMLINK: case FUSE_MKNOD:
+	case FUSE_MKDIR: case FUSE_UNLINK: case FUSE_RMDIR:
+	case FUSE_RENAME: case FUSE_RENAME2: case FUSE_LINK:
+	case FUSE_OPEN: case FUSE_CREATE: case FUSE_STATFS:
+	case FUSE_SETXATTR: case FUSE_GETXATTR: case FUSE_LISTXATTR:
+	case FUSE_REMOVEXATTR: case FUSE_OPENDIR: case FUSE_READDIR:
+	case FUSE_READDIRPLUS: case FUSE_ACCESS:
+		return true;
+	}
+	return false;
+}
+
+static int handle(struct req *r)
+{
+	struct fuse_server *s = r->srv;
+	struct inode *ino;
+	bool handled;
+	int err;
+
+	if (r->ih->opcode == FUSE_INIT)
+		return op_init(r);
+	if (!s->initialized)
+		return -EIO;
+	err = dispatch_nodeless(r, &handled);
+	if (handled)
+		return err;
+	if (!known_inode_op(r->ih->opcode))
+		return -ENOSYS;
+	ino = inode__get(&s->it, r->ih->nodeid, &err);
+	if (!ino)
+		return -err;
+	err = dispatch_inode(r, ino);
+	inode__put(&s->it, ino);
+	return err;
+}
+
+static bool no_reply_opcode(uint32_t opcode)
+{
+	return opcode == FUSE_FORGET || opcode == FUSE_BATCH_FORGET ||
+		opcode == FUSE_INTERRUPT;
+}
+
+size_t fuse_server__handle(struct fuse_server *srv, struct fuse_ctx *ctx,
+			   size_t in_len, size_t out_max, int *error)
+{
+	const struct fuse_in_header *ih = (const void *)ctx->in;
+	struct fuse_out_header *oh = (void *)ctx->out;
+	struct req r = { .srv = srv, .ctx = ctx, .ih = ih };
+	size_t extlen;
+	int err;
+
+	if (out_max > ctx->out_cap)
+		out_max = ctx->out_cap;
+	*error = 0;
+	if (in_len < sizeof(*ih)) {
+		/* not even a unique to answer to */
+		*error = EINVAL;
+		if (out_max < sizeof(*oh))
+			return 0;
+		memset(oh, 0, sizeof(*oh));
+		oh->len = sizeof(*oh);
+		oh->error = -EINVAL;
+		return sizeof(*oh);
+	}
+	extlen = (size_t)ih->total_extlen * 8;
+	if (ih->len != in_len || in_len > ctx->in_cap ||
+	    in_len - sizeof(*ih) < extlen) {
+		err = -EINVAL;
+		goto reply;
+	}
+	r.arg = ctx->in + sizeof(*ih);
+	r.arglen = in_len - sizeof(*ih) - extlen;
+	r.out = ctx->out + sizeof(*oh);
+	r.out_max = out_max > sizeof(*oh) ? out_max - sizeof(*oh) : 0;
+	err = handle(&r);
+	if (err == NO_REPLY)
+		return 0;
+reply:
+	if (no_reply_opcode(ih->opcode))
+		return 0;
+	if (err)
+		r.out_len = 0;
+	*error = err ? -err : 0;
+	if (out_max < sizeof(*oh)) {
+		*error = *error ? *error : EIO;
+		return 0;
+	}
+	oh->len = sizeof(*oh) + r.out_len;
+	oh->error = err;
+	oh->unique = ih->unique;
+	return oh->len;
+}
+
+void fuse_server__reset(struct fuse_server *s)
+{
+	uint32_t i;
+
+	pthread_mutex_lock(&s->fh_lock);
+	for (i = 1; i < s->nfiles; i++) {
+		struct open_file *f = &s->files[i];
+		struct inode *ino;
+		int fd;
+
+		if (!f->live)
+			continue;
+		f->live = false;
+		if (f->users)
+			continue;
+		file_drop_locked(s, i, &fd, &ino);
+		pthread_mutex_unlock(&s->fh_lock);
+		close(fd);
+		inode__open_put(&s->it, ino);
+		pthread_mutex_lock(&s->fh_lock);
+	}
+	pthread_mutex_unlock(&s->fh_lock);
+	inode__table_reset(&s->it);
+	s->initialized = false;
+}
+
+struct fuse_server *fuse_server__new(const struct options *opt)
+{
+	struct fuse_server *s = calloc(1, sizeof(*s));
+	int root, err;
+
+	if (!s)
+		return NULL;
+	s->opt = opt;
+	pthread_mutex_init(&s->fh_lock, NULL);
+	switch (opt->cache) {
+	case CACHE_NEVER:
+		s->timeout = 0;
+		break;
+	case CACHE_AUTO:
+		s->timeout = 1;
+		break;
+	case CACHE_ALWAYS:
+		s->timeout = 86400;
+		break;
+	}
+	root = open(opt->shared_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	s->root_rd_fd = open(opt->shared_dir, O_RDONLY | O_DIRECTORY |
+			     O_CLOEXEC);
+	s->proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0 || s->root_rd_fd < 0 || s->proc_fd < 0) {
+		fprintf(stderr, "vhost-user-fs: cannot open %s: %m\n",
+			opt->shared_dir);
+		free(s);
+		return NULL;
+	}
+	err = inode__table_init(&s->it, root, opt->fd_cache);
+	if (err) {
+		fprintf(stderr, "vhost-user-fs: inode table: %s\n",
+			strerror(-err));
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void fuse_server__free(struct fuse_server *s)
+{
+	if (!s)
+		return;
+	fuse_server__reset(s);
+	free(s->files);
+	free(s);
+}
+
+void fuse_server__counts(struct fuse_server *s, unsigned long *inodes,
+			 unsigned long *fds)
+{
+	inode__counts(&s->it, inodes, fds);
+}

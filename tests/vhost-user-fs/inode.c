@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Inode table with a bounded O_PATH fd cache.
+ *
+ * The table lock is never held across a system call: opening a handle,
+ * making one and closing evicted fds all happen outside it, and the
+ * results are re-checked against the table afterwards.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "inode.h"
+
+#define CLOSE_BATCH	8
+
+struct inode {
+	uint64_t nodeid;
+	dev_t dev;
+	ino_t ino;
+	mode_t type;
+	uint64_t nlookup;		/* the guest's references */
+	unsigned int refs;		/* requests in flight + open files */
+	unsigned int opens;
+	unsigned int fd_users;		/* requests using ->fd right now */
+	int fd;				/* O_PATH, -1 when evicted */
+	bool pinned;			/* fd may never be evicted */
+	bool in_lru;
+	int mount_fd;
+	struct file_handle *fh;
+	struct inode *hnext;
+	struct inode *lru_prev, *lru_next;
+};
+
+static uint32_t hash_key(dev_t dev, ino_t ino, uint32_t nbuckets)
+{
+	uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ULL ^ (uint64_t)dev;
+
+	return (uint32_t)(h ^ (h >> 29)) & (nbuckets - 1);
+}
+
+static void lru_del(struct inode_table *t, struct inode *ino)
+{
+	if (!ino->in_lru)
+		return;
+	if (ino->lru_prev)
+		ino->lru_prev->lru_next = ino->lru_next;
+	else
+		t->lru_head = ino->lru_next;
+	if (ino->lru_next)
+		ino->lru_next->lru_prev = ino->lru_prev;
+	else
+		t->lru_tail = ino->lru_prev;
+	ino->lru_prev = ino->lru_next = NULL;
+	ino->in_lru = false;
+}
+
+static void lru_add_head(struct inode_table *t, struct inode *ino)
+{
+	ino->lru_prev = NULL;
+	ino->lru_next = t->lru_head;
+	if (t->lru_head)
+		t->lru_head->lru_prev = ino;
+	else
+		t->lru_tail = ino;
+	t->lru_head = ino;
+	ino->in_lru = true;
+}
+
+static void lru_touch(struct inode_table *t, struct inode *ino)
+{
+	if (ino->pinned || t->lru_head == ino)
+		return;
+	lru_del(t, ino);
+	lru_add_head(t, ino);
+}
+
+/* Collects fds to close once the lock is dropped. */
+static int evict_locked(struct inode_table *t, int *out)
+{
+	struct inode *ino = t->lru_tail;
+	int n = 0;
+
+	while (t->nfds > t->fd_max && ino && n < CLOSE_BATCH) {
+		struct inode *prev = ino->lru_prev;
+
+		if (!ino->fd_users && !ino->opens && ino->fh) {
+			lru_del(t, ino);
+			out[n++] = ino->fd;
+			ino->fd = -1;
+			t->nfds--;
+		}
+		ino = prev;
+	}
+	return n;
+}
+
+static void close_all(const int *fds, int n)
+{
+	while (n--)
+		close(fds[n]);
+}
+
+static struct inode *slot_find_locked(struct inode_table *t, uint64_t nodeid)
+{
+	uint32_t slot = (uint32_t)nodeid;
+
+	if (slot == 0 || slot >= t->nslots || !t->slots[slot] ||
+	    t->gens[slot] != (uint32_t)(nodeid >> 32))
+		return NULL;
+	return t->slots[slot];
+}
+
+static int slot_alloc_locked(struct inode_table *t, struct inode *ino)
+{
+	uint32_t slot = t->free_head;
+
+	if (!slot) {
+		uint32_t n = t->nslots ? t->nslots * 2 : 1024, i;
+		struct inode **s = realloc(t->slots, n * sizeof(*s));
+		uint32_t *g;
+
+		if (!s)
+			return -ENOMEM;
+		t->slots = s;
+		g = realloc(t->gens, n * sizeof(*g));
+		if (!g)
+			return -ENOMEM;
+		t->gens = g;
+		/* slot 0 is never used; slot 1 is the root (FUSE_ROOT_ID) */
+		for (i = n - 1; i >= (t->nslots ? t->nslots : 2); i--) {
+			s[i] = (struct inode *)(uintptr_t)t->free_head;
+			g[i] = 0;
+			t->free_head = i;
+		}
+		if (!t->nslots)
+			s[0] = s[1] = NULL, g[0] = g[1] = 0;
+		t->nslots = n;
+		slot = t->free_head;
+	}
+	t->free_head = (uint32_t)(uintptr_t)t->slots[slot];
+	t->slots[slot] = ino;
+	ino->nodeid = ((uint64_t)t->gens[slot] << 32) | slot;
+	return 0;
+}
+
+static int hash_grow_locked(struct inode_table *t)
+{
+	uint32_t n = t->nbuckets * 2, i;
+	struct inode **b = calloc(n, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	for (i = 0; i < t->nbuckets; i++) {
+		struct inode *ino = t->buckets[i], *next;
+
+		for (; ino; ino = next) {
+			uint32_t h = hash_key(ino->dev, ino->ino, n);
+
+			next = ino->hnext;
+			ino->hnext = b[h];
+			b[h] = ino;
+		}
+	}
+	free(t->buckets);
+	t->buckets = b;
+	t->nbuckets = n;
+	return 0;
+}
+
+static struct inode *hash_find_locked(struct inode_table *t, dev_t dev,
+				      ino_t ino)
+{
+	struct inode *i = t->buckets[hash_key(dev, ino, t->nbuckets)];
+
+	for (; i; i = i->hnext)
+		if (i->dev == dev && i->ino == ino)
+			return i;
+	return NULL;
+}
+
+/* Unlinks a dead inode; returns its fd for closing outside the lock. */
+static int free_locked(struct inode_table *t, struct inode *ino)
+{
+	struct inode **pp = &t->buckets[hash_key(ino->dev, ino->ino,
+						 t->nbuckets)];
+	uint32_t slot = (uint32_t)ino->nodeid;
+	int fd = ino->fd;
+
+	while (*pp != ino)
+		pp = &(*pp)->hnext;
+	*pp = ino->hnext;
+	lru_del(t, ino);
+	t->slots[slot] = (struct inode *)(uintptr_t)t->free_head;
+	t->gens[slot]++;
+	t->free_head = slot;
+	if (fd >= 0)
+		t->nfds--;
+	t->count--;
+	free(ino->fh);
+	free(ino);
+	return fd;
+}
+
+static bool dead(const struct inode *ino)
+{
+	return !ino->nlookup && !ino->refs;
+}
+
+static int reopen(const struct inode *ino)
+{
+	int fd = open_by_handle_at(ino->mount_fd, ino->fh, O_PATH | O_NOFOLLOW);
+
+	if (fd < 0)
+		return -errno;
+	return fd;
+}
+
+struct inode *inode__get(struct inode_table *t, uint64_t nodeid, int *err)
+{
+	int closing[CLOSE_BATCH + 1], nclose = 0, fd;
+	struct inode *ino;
+
+	pthread_mutex_lock(&t->lock);
+	ino = slot_find_locked(t, nodeid);
+	if (!ino) {
+		pthread_mutex_unlock(&t->lock);
+		*err = ENOENT;
+		return NULL;
+	}
+	ino->refs++;
+	ino->fd_users++;
+	if (ino->fd >= 0) {
+		lru_touch(t, ino);
+		pthread_mutex_unlock(&t->lock);
+		return ino;
+	}
+	pthread_mutex_unlock(&t->lock);
+
+	fd = reopen(ino);
+
+	pthread_mutex_lock(&t->lock);
+	if (fd < 0) {
+		ino->fd_users--;
+		ino->refs--;
+		if (dead(ino))
+			closing[nclose++] = free_locked(t, ino);
+		pthread_mutex_unlock(&t->lock);
+		if (nclose && closing[0] >= 0)
+			close(closing[0]);
+		*err = -fd;
+		return NULL;
+	}
+	if (ino->fd < 0) {
+		ino->fd = fd;
+		t->nfds++;
+		lru_add_head(t, ino);
+		nclose = evict_locked(t, closing);
+	} else {
+		closing[nclose++] = fd;
+	}
+	pthread_mutex_unlock(&t->lock);
+	close_all(closing, nclose);
+	return ino;
+}
+
+void inode__put(struct inode_table *t, struct inode *ino)
+{
+	int fd = -1;
+
+	if (!ino)
+		return;
+	pthread_mutex_lock(&t->lock);
+	ino->fd_users--;
+	ino->refs--;
+	if (dead(ino))
+		fd = free_locked(t, ino);
+	pthread_mutex_unlock(&t->lock);
+	if (fd >= 0)
+		close(fd);
+}
+
+int inode__fd(const struct inode *ino)
+{
+	return ino->fd;
+}
+
+uint64_t inode__nodeid(const struct inode *ino)
+{
+	return ino->nodeid;
+}
+
+mode_t inode__type(const struct inode *ino)
+{
+	return ino->type;
+}
+
+/*
+ * open_by_handle_at() wants an fd on the same mount that is not O_PATH;
+ * keep one per mount, opened the first time an inode of it shows up.
+ */
+static int mount_fd_for(struct inode_table *t, int mount_id, int fd,
+			const struct stat *st)
+{
+	char name[32];
+	int i, mfd;
+
+	pthread_mutex_lock(&t->lock);
+	for (i = 0; i < t->nmounts; i++) {
+		if (t->mounts[i].id == mount_id) {
+			mfd = t->mounts[i].fd;
+			pthread_mutex_unlock(&t->lock);
+			return mfd;
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+
+	if (!S_ISDIR(st->st_mode) && !S_ISREG(st->st_mode))
+		return -1;
+	snprintf(name, sizeof(name), "%d", fd);
+	mfd = openat(t->proc_fd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (mfd < 0)
+		return -1;
+
+	pthread_mutex_lock(&t->lock);
+	for (i = 0; i < t->nmounts; i++) {
+		if (t->mounts[i].id == mount_id) {
+			pthread_mutex_unlock(&t->lock);
+			close(mfd);
+			return t->mounts[i].fd;
+		}
+	}
+	if (t->nmounts == (int)(sizeof(t->mounts) / sizeof(t->mounts[0]))) {
+		pthread_mutex_unlock(&t->lock);
+		close(mfd);
+		return -1;
+	}
+	t->mounts[t->nmounts].id = mount_id;
+	t->mounts[t->nmounts].fd = mfd;
+	t->nmounts++;
+	pthread_mutex_unlock(&t->lock);
+	return mfd;
+}
+
+static struct inode *inode_new(struct inode_table *t, int fd,
+			       const struct stat *st)
+{
+	struct inode *ino = calloc(1, sizeof(*ino));
+	struct file_handle *fh;
+	int mount_id;
+
+	if (!ino)
+		return NULL;
+	ino->dev = st->st_dev;
+	ino->ino = st->st_ino;
+	ino->type = st->st_mode & S_IFMT;
+	ino->fd = fd;
+	ino->mount_fd = -1;
+
+	fh = malloc(sizeof(*fh) + MAX_HANDLE_SZ);
+	if (!fh) {
+		free(ino);
+		return NULL;
+	}
+	fh->handle_bytes = MAX_HANDLE_SZ;
+	if (!name_to_handle_at(fd, "", fh, &mount_id, AT_EMPTY_PATH))
+		ino->mount_fd = mount_fd_for(t, mount_id, fd, st);
+	if (ino->mount_fd >= 0) {
+		ino->fh = fh;
+	} else {
+		/* no handles on this file system: keep the fd for good */
+		free(fh);
+		ino->pinned = true;
+	}
+	return ino;
+}
+
+struct inode *inode__lookup_fd(struct inode_table *t, int fd,
+			       const struct stat *st, int *err)
+{
+	int closing[CLOSE_BATCH + 1], nclose = 0;
+	struct inode *ino, *fresh = NULL;
+
+	pthread_mutex_lock(&t->lock);
+	for (;;) {
+		ino = hash_find_locked(t, st->st_dev, st->st_ino);
+		if (ino || fresh)
+			break;
+		pthread_mutex_unlock(&t->lock);
+		fresh = inode_new(t, fd, st);
+		if (!fresh) {
+			close(fd);
+			*err = ENOMEM;
+			return NULL;
+		}
+		pthread_mutex_lock(&t->lock);
+	}
+
+	if (ino) {
+		if (fresh) {
+			free(fresh->fh);
+			free(fresh);
+		}
+		if (ino->fd < 0) {
+			ino->fd = fd;
+			t->nfds++;
+			lru_add_head(t, ino);
+		} else {
+			closing[nclose++] = fd;
+			lru_touch(t, ino);
+		}
+	} else {
+		ino = fresh;
+		/* a failed grow only makes the chains longer */
+		if (t->count >= t->nbuckets)
+			hash_grow_locked(t);
+		if (slot_alloc_locked(t, ino)) {
+			pthread_mutex_unlock(&t->lock);
+			free(ino->fh);
+			free(ino);
+			close(fd);
+			*err = ENOMEM;
+			return NULL;
+		}
+		{
+			uint32_t h = hash_key(ino->dev, ino->ino, t->nbuckets);
+
+			ino->hnext = t->buckets[h];
+			t->buckets[h] = ino;
+		}
+		t->count++;
+		t->nfds++;
+		if (!ino->pinned)
+			lru_add_head(t, ino);
+	}
+	ino->nlookup++;
+	ino->refs++;
+	ino->fd_users++;
+	nclose += evict_locked(t, closing + nclose);
+	pthread_mutex_unlock(&t->lock);
+	close_all(closing, nclose);
+	return ino;
+}
+
+void inode__forget(struct inode_table *t, uint64_t nodeid, uint64_t n)
+{
+	struct inode *ino;
+	int fd = -1;
+
+	pthread_mutex_lock(&t->lock);
+	ino = slot_find_locked(t, nodeid);
+	if (ino && ino != t->root) {
+		ino->nlookup -= n < ino->nlookup ? n : ino->nlookup;
+		if (dead(ino))
+			fd = free_locked(t, ino);
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (fd >= 0)
+		close(fd);
+}
+
+void inode__open_get(struct inode_table *t, struct inode *ino)
+{
+	pthread_mutex_lock(&t->lock);
+	ino->refs++;
+	ino->opens++;
+	pthread_mutex_unlock(&t->lock);
+}
+
+void inode__open_put(struct inode_table *t, struct inode *ino)
+{
+	int fd = -1;
+
+	pthread_mutex_lock(&t->lock);
+	ino->opens--;
+	ino->refs--;
+	if (dead(ino))
+		fd = free_locked(t, ino);
+	pthread_mutex_unlock(&t->lock);
+	if (fd >= 0)
+		close(fd);
+}
+
+void inode__counts(struct inode_table *t, unsigned long *inodes,
+		   unsigned long *fds)
+{
+	pthread_mutex_lock(&t->lock);
+	*inodes = t->count;
+	*fds = t->nfds;
+	pthread_mutex_unlock(&t->lock);
+}
+
+void inode__table_reset(struct inode_table *t)
+{
+	uint32_t i;
+
+	pthread_mutex_lock(&t->lock);
+	for (i = 2; i < t->nslots; i++) {
+		struct inode *ino = t->slots[i];
+		int fd;
+
+		if ((uintptr_t)ino < t->nslots || ino == t->root)
+			continue;	/* free-list link, not an inode */
+		/* a request still holding it frees it on its last put */
+		ino->nlookup = 0;
+		if (!dead(ino))
+			continue;
+		fd = free_locked(t, ino);
+		if (fd >= 0)
+			close(fd);
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+int inode__table_init(struct inode_table *t, int root_fd, unsigned long fd_max)
+{
+	struct inode *root;
+	struct stat st;
+	int err = 0;
+
+	memset(t, 0, sizeof(*t));
+	pthread_mutex_init(&t->lock, NULL);
+	t->fd_max = fd_max;
+	t->nbuckets = 1024;
+	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
+	if (!t->buckets)
+		return -ENOMEM;
+	t->proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (t->proc_fd < 0)
+		return -errno;
+	if (fstatat(root_fd, "", &st, AT_EMPTY_PATH))
+		return -errno;
+
+	root = inode__lookup_fd(t, root_fd, &st, &err);
+	if (!root)
+		return -err;
+	pthread_mutex_lock(&t->lock);
+	/* FUSE_ROOT_ID is 1: move the root into slot 1 */
+	t->slots[(uint32_t)root->nodeid] = (struct inode *)(uintptr_t)t->free_head;
+	t->free_head = (uint32_t)root->nodeid;
+	t->slots[1] = root;
+	t->gens[1] = 0;
+	root->nodeid = 1;
+	root->pinned = true;
+	lru_del(t, root);
+	t->root = root;
+	root->fd_users--;
+	root->refs--;
+	pthread_mutex_unlock(&t->lock);
+	return 0;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Inodes the guest knows, keyed by (st_dev, st_ino) and named to the guest
+ * by an opaque nodeid. Each holds a file handle; its O_PATH fd lives in a
+ * bounded cache and is reopened from the handle after eviction, because the
+ * host's open-file limit is far below the number of inodes a guest may know.
+ */
+#ifndef VHOST_USER_FS_INODE_H
+#define VHOST_USER_FS_INODE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+struct inode;
+
+struct inode_table {
+	pthread_mutex_t lock;		/* protects everything in the table */
+	struct inode **slots;		/* nodeid's low 32 bits index this */
+	uint32_t *gens;			/* nodeid's high 32 bits */
+	uint32_t nslots;
+	uint32_t free_head;		/* free slot list, 0 = none */
+	struct inode **buckets;
+	uint32_t nbuckets;
+	unsigned long count;
+	struct inode *lru_head, *lru_tail;	/* inodes with an open fd */
+	unsigned long nfds;
+	unsigned long fd_max;
+	int proc_fd;			/* /proc/self/fd */
+	int nmounts;
+	struct { int id; int fd; } mounts[16];
+	struct inode *root;
+};
+
+int inode__table_init(struct inode_table *t, int root_fd, unsigned long fd_max);
+/* Drop every inode but the root; no request may be in flight. */
+void inode__table_reset(struct inode_table *t);
+
+/* Reference + usable fd, or NULL with *err set (ENOENT for bad nodeids). */
+struct inode *inode__get(struct inode_table *t, uint64_t nodeid, int *err);
+void inode__put(struct inode_table *t, struct inode *ino);
+int inode__fd(const struct inode *ino);
+uint64_t inode__nodeid(const struct inode *ino);
+mode_t inode__type(const struct inode *ino);
+
+/*
+ * The guest learned about the object open at fd (whose stat is st): count a
+ * lookup and return it referenced like inode__get(). Takes fd over.
+ */
+struct inode *inode__lookup_fd(struct inode_table *t, int fd,
+			       const struct stat *st, int *err);
+void inode__forget(struct inode_table *t, uint64_t nodeid, uint64_t n);
+/* An open file keeps the inode and its fd (an unlinked file has no handle). */
+void inode__open_get(struct inode_table *t, struct inode *ino);
+void inode__open_put(struct inode_table *t, struct inode *ino);
+
+void inode__counts(struct inode_table *t, unsigned long *inodes,
+		   unsigned long *fds);
+
+#endif

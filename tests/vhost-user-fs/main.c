@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vhost-user-fs: the project's reference virtio-fs device, a vhost-user
+ * backend serving one host directory, with VIRTIO_FS_F_SYNC queues.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "dispatch.h"
+#include "fuse_server.h"
+#include "vhost_user.h"
+
+static struct options opt = {
+	.tag = "share",
+	.xattr = true,
+	.cache = CACHE_AUTO,
+	.request_queues = 1,
+	.sync_queues = 1,
+	.sync_bit = 1,
+	.workers = 1,
+	.queue_size = VRING_MAX_SIZE,
+	.fd_cache = 2048,
+};
+
+static int sigfd = -1;
+static bool stop_requested;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: vhost-user-fs --socket-path=PATH --shared-dir=DIR [options]\n"
+"  --socket-path=PATH     vhost-user UNIX socket to listen on\n"
+"  --shared-dir=DIR       directory to share (also -o source=DIR)\n"
+"  --tag=TAG              mount tag in the config space (default share)\n"
+"  --readonly             refuse every modification with EROFS\n"
+"  --cache=auto|always|never  entry/attr timeouts and open flags (auto)\n"
+"  --writeback, --no-writeback  FUSE writeback cache (default off)\n"
+"  --xattr, --no-xattr    extended attributes (default on)\n"
+"  --request-queues=R     request queues in the config space (default 1)\n"
+"  --sync-queues=S        sync queues, 0 = VIRTIO_FS_F_SYNC not offered (1)\n"
+"  --sync-bit=N           feature bit of VIRTIO_FS_F_SYNC, 1..23 (default 1)\n"
+"  --workers=N            worker threads for request and hiprio queues (1)\n"
+"  --queue-size=N         largest queue accepted, up to 1024 (default 1024)\n"
+"  --fd-cache=N           O_PATH fds kept open for known inodes (2048)\n"
+"  --stats                print per-queue counters to stderr at exit\n"
+"  --stats-file=FILE      write them to FILE at exit and on SIGUSR1\n"
+"  --persistent           keep serving new frontends after a disconnect\n"
+"  --help                 this text\n");
+}
+
+static void die_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "vhost-user-fs: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry --help.\n");
+	exit(2);
+}
+
+static unsigned int parse_uint(const char *name, const char *s,
+			       unsigned int min, unsigned int max)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || end == s || *end || v < min || v > max) {
+		fprintf(stderr, "vhost-user-fs: --%s=%s: expected %u..%u\n",
+			name, s, min, max);
+		exit(2);
+	}
+	return v;
+}
+
+static void parse_o(char *arg)
+{
+	char *tok, *save = NULL;
+
+	for (tok = strtok_r(arg, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strncmp(tok, "source=", 7))
+			opt.shared_dir = tok + 7;
+		else if (!strcmp(tok, "xattr"))
+			opt.xattr = true;
+		else if (!strcmp(tok, "no_xattr"))
+			opt.xattr = false;
+		else if (!strcmp(tok, "writeback"))
+			opt.writeback = true;
+		else if (!strcmp(tok, "no_writeback"))
+			opt.writeback = false;
+		else if (!strncmp(tok, "cache=", 6))
+			opt.cache = !strcmp(tok + 6, "none") ||
+				!strcmp(tok + 6, "never") ? CACHE_NEVER :
+				!strcmp(tok + 6, "always") ? CACHE_ALWAYS :
+				CACHE_AUTO;
+		else
+			die_usage("unknown -o option '%s'", tok);
+	}
+}
+
+enum {
+	O_SOCKET = 256, O_SHARED, O_TAG, O_READONLY, O_CACHE, O_WB, O_NOWB,
+	O_XATTR, O_NOXATTR, O_RQ, O_SQ, O_SBIT, O_WORKERS, O_QSIZE, O_STATS,
+	O_STATSFILE, O_PERSIST, O_HELP, O_FDCACHE,
+};
+
+static void parse_args(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "socket-path", required_argument, NULL, O_SOCKET },
+		{ "shared-dir", required_argument, NULL, O_SHARED },
+		{ "tag", required_argument, NULL, O_TAG },
+		{ "readonly", no_argument, NULL, O_READONLY },
+		{ "cache", required_argument, NULL, O_CACHE },
+		{ "writeback", no_argument, NULL, O_WB },
+		{ "no-writeback", no_argument, NULL, O_NOWB },
+		{ "xattr", no_argument, NULL, O_XATTR },
+		{ "no-xattr", no_argument, NULL, O_NOXATTR },
+		{ "request-queues", required_argument, NULL, O_RQ },
+		{ "sync-queues", required_argument, NULL, O_SQ },
+		{ "sync-bit", required_argument, NULL, O_SBIT },
+		{ "workers", required_argument, NULL, O_WORKERS },
+		{ "queue-size", required_argument, NULL, O_QSIZE },
+		{ "fd-cache", required_argument, NULL, O_FDCACHE },
+		{ "stats", no_argument, NULL, O_STATS },
+		{ "stats-file", required_argument, NULL, O_STATSFILE },
+		{ "persistent", no_argument, NULL, O_PERSIST },
+		{ "help", no_argument, NULL, O_HELP },
+		{ }
+	};
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
+		switch (c) {
+		case O_SOCKET: opt.socket_path = optarg; break;
+		case O_SHARED: opt.shared_dir = optarg; break;
+		case O_TAG: opt.tag = optarg; break;
+		case O_READONLY: opt.readonly = true; break;
+		case O_CACHE:
+			if (!strcmp(optarg, "auto"))
+				opt.cache = CACHE_AUTO;
+			else if (!strcmp(optarg, "always"))
+				opt.cache = CACHE_ALWAYS;
+			else if (!strcmp(optarg, "never") ||
+				 !strcmp(optarg, "none"))
+				opt.cache = CACHE_NEVER;
+			else
+				die_usage("--cache=%s: expected auto, always or never",
+					  optarg);
+			break;
+		case O_WB: opt.writeback = true; break;
+		case O_NOWB: opt.writeback = false; break;
+		case O_XATTR: opt.xattr = true; break;
+		case O_NOXATTR: opt.xattr = false; break;
+		case O_RQ:
+			opt.request_queues = parse_uint("request-queues", optarg,
+							1, FS_MAX_QUEUES - 1);
+			break;
+		case O_SQ:
+			opt.sync_queues = parse_uint("sync-queues", optarg, 0,
+						     FS_MAX_QUEUES - 2);
+			break;
+		case O_SBIT:
+			opt.sync_bit = parse_uint("sync-bit", optarg, 1, 23);
+			break;
+		case O_WORKERS:
+			opt.workers = parse_uint("workers", optarg, 1, 64);
+			break;
+		case O_QSIZE:
+			opt.queue_size = parse_uint("queue-size", optarg, 1,
+						    VRING_MAX_SIZE);
+			break;
+		case O_FDCACHE:
+			opt.fd_cache = parse_uint("fd-cache", optarg, 1, 16384);
+			break;
+		case O_STATS: opt.stats = true; break;
+		case O_STATSFILE: opt.stats_file = optarg; break;
+		case O_PERSIST: opt.persistent = true; break;
+		case 'o': parse_o(optarg); break;
+		case O_HELP:
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			die_usage("unknown or incomplete option '%s'",
+				  argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		die_usage("unexpected argument '%s'", argv[optind]);
+	if (!opt.socket_path)
+		die_usage("%s", "--socket-path is required");
+	if (!opt.shared_dir)
+		die_usage("%s", "--shared-dir is required");
+	if (strlen(opt.tag) == 0 || strlen(opt.tag) > 36)
+		die_usage("--tag=%s: 1 to 36 bytes", opt.tag);
+	if (1 + opt.request_queues + opt.sync_queues > FS_MAX_QUEUES)
+		die_usage("%s", "too many queues");
+}
+
+static void write_stats(void)
+{
+	if (opt.stats_file) {
+		char tmp[4096];
+		FILE *f;
+
+		snprintf(tmp, sizeof(tmp), "%s.tmp", opt.stats_file);
+		f = fopen(tmp, "w");
+		if (f) {
+			dispatch__stats_print(f);
+			fclose(f);
+			rename(tmp, opt.stats_file);
+		} else {
+			fprintf(stderr, "vhost-user-fs: %s: %m\n", tmp);
+		}
+	}
+}
+
+/* The signal fd became readable: true if we should stop. */
+static bool on_signal(void)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGUSR1)
+			write_stats();
+		else
+			stop_requested = true;
+	}
+	return stop_requested;
+}
+
+static int listen_on(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "vhost-user-fs: socket path too long\n");
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 1)) {
+		fprintf(stderr, "vhost-user-fs: %s: %m\n", path);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int accept_frontend(int lfd)
+{
+	struct pollfd p[2] = {
+		{ .fd = lfd, .events = POLLIN },
+		{ .fd = sigfd, .events = POLLIN },
+	};
+
+	for (;;) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if ((p[1].revents & POLLIN) && on_signal())
+			return -1;
+		if (p[0].revents & POLLIN) {
+			int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+			if (fd >= 0 || errno != EINTR)
+				return fd;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static struct fs_dev dev;
+	struct fuse_server *srv;
+	sigset_t set;
+	int lfd, ret = 0;
+
+	parse_args(argc, argv);
+	/* the guest kernel applies the caller's umask before sending modes */
+	umask(0);
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	/* blocked before any thread exists, so every thread inherits it */
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sigfd < 0) {
+		perror("vhost-user-fs: signalfd");
+		return 1;
+	}
+
+	srv = fuse_server__new(&opt);
+	if (!srv)
+		return 1;
+	dev.opt = &opt;
+	dev.srv = srv;
+	dev.backend_fd = -1;
+	dev.sock = -1;
+	pthread_mutex_init(&dev.backend_lock, NULL);
+	dev.ctx = fuse_ctx__new();
+	if (!dev.ctx)
+		return 1;
+	dispatch__dev_init(&dev);
+	if (dispatch__init(&opt, srv)) {
+		fprintf(stderr, "vhost-user-fs: cannot start workers\n");
+		return 1;
+	}
+
+	lfd = listen_on(opt.socket_path);
+	if (lfd < 0)
+		return 1;
+
+	for (;;) {
+		int fd = accept_frontend(lfd);
+
+		if (fd < 0) {
+			if (!stop_requested) {
+				perror("vhost-user-fs: accept");
+				ret = 1;
+			}
+			break;
+		}
+		if (vhost_user__serve(&dev, fd, sigfd, on_signal))
+			break;
+		if (!opt.persistent)
+			break;
+	}
+	close(lfd);
+	unlink(opt.socket_path);
+	write_stats();
+	if (opt.stats)
+		dispatch__stats_print(stderr);
+	return ret;
+}

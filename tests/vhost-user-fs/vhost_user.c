@@ -1,0 +1,877 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vhost-user protocol, backend side.
+ *
+ * One thread reads the frontend's socket. It also reads kick eventfds, and
+ * runs sync queues itself when their in-band kick arrives, so that the
+ * acknowledgement follows the published used entries.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "fuse_server.h"
+#include "vhost_user.h"
+
+enum {
+	VU_GET_FEATURES = 1,
+	VU_SET_FEATURES = 2,
+	VU_SET_OWNER = 3,
+	VU_RESET_OWNER = 4,
+	VU_SET_MEM_TABLE = 5,
+	VU_SET_LOG_BASE = 6,
+	VU_SET_LOG_FD = 7,
+	VU_SET_VRING_NUM = 8,
+	VU_SET_VRING_ADDR = 9,
+	VU_SET_VRING_BASE = 10,
+	VU_GET_VRING_BASE = 11,
+	VU_SET_VRING_KICK = 12,
+	VU_SET_VRING_CALL = 13,
+	VU_SET_VRING_ERR = 14,
+	VU_GET_PROTOCOL_FEATURES = 15,
+	VU_SET_PROTOCOL_FEATURES = 16,
+	VU_GET_QUEUE_NUM = 17,
+	VU_SET_VRING_ENABLE = 18,
+	VU_SET_BACKEND_REQ_FD = 21,
+	VU_GET_CONFIG = 24,
+	VU_SET_CONFIG = 25,
+	VU_VRING_KICK = 35,
+	VU_GET_MAX_MEM_SLOTS = 36,
+};
+
+#define VU_BACKEND_VRING_CALL	4
+
+#define VU_VERSION		1
+#define VU_FLAG_REPLY		(1u << 2)
+#define VU_FLAG_NEED_REPLY	(1u << 3)
+#define VU_VRING_IDX_MASK	0xff
+#define VU_VRING_NOFD		(1u << 8)
+
+#define F_INDIRECT_DESC		28
+#define F_EVENT_IDX		29
+#define F_PROTOCOL_FEATURES	30
+#define F_VERSION_1		32
+
+#define PF_MQ			0
+#define PF_REPLY_ACK		3
+#define PF_BACKEND_REQ		5
+#define PF_CONFIG		9
+#define PF_INBAND_NOTIFICATIONS	14
+
+#define BIT(n)			(1ULL << (n))
+#define OFFERED_PROTOCOL	(BIT(PF_MQ) | BIT(PF_REPLY_ACK) | \
+				 BIT(PF_BACKEND_REQ) | BIT(PF_CONFIG) | \
+				 BIT(PF_INBAND_NOTIFICATIONS))
+
+#define MAX_PAYLOAD		4096
+#define MAX_FDS			8
+#define CONFIG_MAX		256
+
+struct vu_hdr {
+	uint32_t request;
+	uint32_t flags;
+	uint32_t size;
+} __attribute__((packed));
+
+struct vu_state {
+	uint32_t index;
+	uint32_t num;
+} __attribute__((packed));
+
+struct vu_addr {
+	uint32_t index;
+	uint32_t flags;
+	uint64_t desc, used, avail, log;
+} __attribute__((packed));
+
+struct vu_region {
+	uint64_t gpa;
+	uint64_t size;
+	uint64_t uva;
+	uint64_t mmap_offset;
+} __attribute__((packed));
+
+struct vu_memory {
+	uint32_t nregions;
+	uint32_t padding;
+	struct vu_region r[];
+} __attribute__((packed));
+
+struct vu_config {
+	uint32_t offset;
+	uint32_t size;
+	uint32_t flags;
+	uint8_t data[];
+} __attribute__((packed));
+
+struct vu_msg {
+	struct vu_hdr hdr;
+	union {
+		uint64_t u64;
+		struct vu_state state;
+		struct vu_addr addr;
+		struct vu_memory mem;
+		struct vu_config cfg;
+		uint8_t raw[MAX_PAYLOAD];
+	};
+	int fds[MAX_FDS];
+	int nfds;
+} __attribute__((packed));
+
+struct virtio_fs_config {
+	uint8_t tag[36];
+	uint32_t num_request_queues;
+	uint32_t notify_buf_size;
+	uint32_t num_sync_queues;
+} __attribute__((packed));
+
+static bool proto(struct fs_dev *dev, int bit)
+{
+	return dev->protocol_features & BIT(bit);
+}
+
+static uint64_t offered_features(struct fs_dev *dev)
+{
+	uint64_t f = BIT(F_VERSION_1) | BIT(F_INDIRECT_DESC) |
+		BIT(F_EVENT_IDX) | BIT(F_PROTOCOL_FEATURES);
+
+	/*
+	 * UML asks for the features before it negotiates protocol features;
+	 * once we know the frontend lacks in-band kicks, nothing can be
+	 * synchronous, so stop offering the bit.
+	 */
+	if (dev->opt->sync_queues &&
+	    (!dev->protocol_known || proto(dev, PF_INBAND_NOTIFICATIONS)))
+		f |= BIT(dev->opt->sync_bit);
+	return f;
+}
+
+static bool sync_possible(struct fs_dev *dev)
+{
+	if (!dev->opt->sync_queues)
+		return false;
+	if (dev->protocol_known && !proto(dev, PF_INBAND_NOTIFICATIONS))
+		return false;
+	if (dev->features && !(dev->features & BIT(dev->opt->sync_bit)))
+		return false;
+	return true;
+}
+
+/* ---- socket I/O ---- */
+
+static int read_full(int fd, void *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = read(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		buf = (uint8_t *)buf + n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int write_full(int fd, const void *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		buf = (const uint8_t *)buf + n;
+		len -= n;
+	}
+	return 0;
+}
+
+static void close_fds(struct vu_msg *m)
+{
+	int i;
+
+	for (i = 0; i < m->nfds; i++)
+		if (m->fds[i] >= 0)
+			close(m->fds[i]);
+	m->nfds = 0;
+}
+
+static int recv_msg(int sock, struct vu_msg *m)
+{
+	char cbuf[CMSG_SPACE(MAX_FDS * sizeof(int))];
+	struct iovec iov = { &m->hdr, sizeof(m->hdr) };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *c;
+	ssize_t n;
+
+	m->nfds = 0;
+	do {
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	} while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return -1;
+	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			int k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+			memcpy(m->fds, CMSG_DATA(c), k * sizeof(int));
+			m->nfds = k;
+		}
+	}
+	if (n < (ssize_t)sizeof(m->hdr) &&
+	    read_full(sock, (uint8_t *)&m->hdr + n, sizeof(m->hdr) - n))
+		goto fail;
+	if (m->hdr.size > MAX_PAYLOAD) {
+		fprintf(stderr, "vhost-user-fs: message %u too large (%u)\n",
+			m->hdr.request, m->hdr.size);
+		goto fail;
+	}
+	if (read_full(sock, m->raw, m->hdr.size))
+		goto fail;
+	return 0;
+fail:
+	close_fds(m);
+	return -1;
+}
+
+static int send_reply(struct fs_dev *dev, struct vu_msg *m, const void *p,
+		      uint32_t size)
+{
+	struct vu_hdr h = {
+		.request = m->hdr.request,
+		.flags = VU_VERSION | VU_FLAG_REPLY,
+		.size = size,
+	};
+	uint8_t buf[sizeof(h) + CONFIG_MAX + sizeof(struct vu_config)];
+
+	if (size > sizeof(buf) - sizeof(h))
+		return -1;
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), p, size);
+	return write_full(dev->sock, buf, sizeof(h) + size);
+}
+
+static int reply_u64(struct fs_dev *dev, struct vu_msg *m, uint64_t v)
+{
+	return send_reply(dev, m, &v, sizeof(v));
+}
+
+/* ---- signalling ---- */
+
+static int backend_write(struct fs_dev *dev, const void *buf, size_t len,
+			 bool may_block)
+{
+	for (;;) {
+		struct pollfd p;
+		ssize_t n;
+		int fd;
+
+		pthread_mutex_lock(&dev->backend_lock);
+		fd = dev->backend_fd;
+		n = fd < 0 ? -1 : write(fd, buf, len);
+		if (fd < 0)
+			errno = EPIPE;
+		pthread_mutex_unlock(&dev->backend_lock);
+		/* messages are far below PIPE_BUF: all or nothing */
+		if (n == (ssize_t)len)
+			return 0;
+		if (n >= 0 || (errno != EAGAIN && errno != EINTR))
+			return -EPIPE;
+		if (errno == EINTR)
+			continue;
+		if (!may_block)
+			return -EAGAIN;
+		p.fd = fd;
+		p.events = POLLOUT;
+		if (poll(&p, 1, 1000) < 0 && errno != EINTR)
+			return -EPIPE;
+	}
+}
+
+int vhost_user__signal(struct fs_dev *dev, unsigned int index, bool may_block)
+{
+	struct fs_queue *q = &dev->q[index];
+	struct {
+		struct vu_hdr h;
+		struct vu_state s;
+	} __attribute__((packed)) msg = {
+		.h = { VU_BACKEND_VRING_CALL, VU_VERSION, sizeof(msg.s) },
+		.s = { index, 0 },
+	};
+	uint64_t one = 1;
+	int fd, err = 0;
+
+	pthread_mutex_lock(&q->lock);
+	fd = q->call_fd;
+	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0)
+		err = -errno;
+	pthread_mutex_unlock(&q->lock);
+	if (fd >= 0)
+		return err;
+	/*
+	 * No NEED_REPLY: a UML CPU waiting for a kick acknowledgement
+	 * cannot read this channel, so we must never wait for its answer.
+	 */
+	if (proto(dev, PF_INBAND_NOTIFICATIONS) && proto(dev, PF_BACKEND_REQ))
+		return backend_write(dev, &msg, sizeof(msg), may_block);
+	return 0;
+}
+
+/* ---- memory table ---- */
+
+static void mem_unmap(struct mem_table *mt)
+{
+	unsigned int i;
+
+	for (i = 0; i < mt->nregions; i++)
+		munmap(mt->r[i].map_base, mt->r[i].map_len);
+	mt->nregions = 0;
+}
+
+static void pause_all(struct fs_dev *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < FS_MAX_QUEUES; i++)
+		dispatch__pause(&dev->q[i]);
+}
+
+static void resume_all(struct fs_dev *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < FS_MAX_QUEUES; i++)
+		dispatch__resume(&dev->q[i]);
+}
+
+/* Called with q paused or never started. */
+static int queue_map(struct fs_dev *dev, struct fs_queue *q)
+{
+	unsigned int num = q->num;
+	size_t ev = (dev->features & BIT(F_EVENT_IDX)) ? 2 : 0;
+	void *desc, *avail, *used;
+	uint16_t last = q->base, used_idx = q->base;
+	bool had = q->addr_set;
+
+	if (had) {
+		last = q->vr.last_avail_idx;
+		used_idx = q->vr.used_idx;
+	}
+	q->addr_set = false;
+	if (!num || !q->desc_uva)
+		return -1;
+	desc = mem__uva_to_host(&dev->mem, q->desc_uva, 16ULL * num);
+	avail = mem__uva_to_host(&dev->mem, q->avail_uva, 4 + 2ULL * num + ev);
+	used = mem__uva_to_host(&dev->mem, q->used_uva, 4 + 8ULL * num + ev);
+	if (!desc || !avail || !used) {
+		fprintf(stderr, "vhost-user-fs: queue %u rings outside memory\n",
+			q->index);
+		return -1;
+	}
+	if (((uintptr_t)desc & 15) || ((uintptr_t)avail & 1) ||
+	    ((uintptr_t)used & 3)) {
+		fprintf(stderr, "vhost-user-fs: queue %u rings misaligned\n",
+			q->index);
+		return -1;
+	}
+	vring__init(&q->vr, q->index, num, desc, avail, used, &dev->mem,
+		    dev->features & BIT(F_EVENT_IDX), last);
+	q->vr.used_idx = used_idx;
+	q->addr_set = true;
+	return 0;
+}
+
+static int set_mem_table(struct fs_dev *dev, struct vu_msg *m)
+{
+	struct mem_table nt = { 0 };
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned int i;
+	int err = 0;
+
+	if (m->hdr.size < sizeof(m->mem) ||
+	    m->mem.nregions > VRING_MAX_REGIONS ||
+	    m->hdr.size < sizeof(m->mem) + m->mem.nregions * sizeof(m->mem.r[0]) ||
+	    (int)m->mem.nregions != m->nfds) {
+		fprintf(stderr, "vhost-user-fs: bad memory table\n");
+		return -1;
+	}
+	for (i = 0; i < m->mem.nregions; i++) {
+		const struct vu_region *vr = &m->mem.r[i];
+		uint64_t off = vr->mmap_offset & ~(uint64_t)(page - 1);
+		uint64_t skew = vr->mmap_offset - off;
+		void *p;
+
+		if (!vr->size || vr->size > (1ULL << 48)) {
+			err = -1;
+			break;
+		}
+		p = mmap(NULL, vr->size + skew, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_NORESERVE, m->fds[i], off);
+		if (p == MAP_FAILED) {
+			fprintf(stderr, "vhost-user-fs: mmap region %u: %m\n", i);
+			err = -1;
+			break;
+		}
+		nt.r[i] = (struct mem_region){
+			.gpa = vr->gpa, .size = vr->size, .uva = vr->uva,
+			.host = (uint8_t *)p + skew, .map_base = p,
+			.map_len = vr->size + skew,
+		};
+		nt.nregions = i + 1;
+	}
+	close_fds(m);
+	if (err) {
+		mem_unmap(&nt);
+		return -1;
+	}
+
+	pause_all(dev);
+	mem_unmap(&dev->mem);
+	dev->mem = nt;
+	for (i = 0; i < FS_MAX_QUEUES; i++) {
+		struct fs_queue *q = &dev->q[i];
+
+		pthread_mutex_lock(&q->lock);
+		if (q->addr_set)
+			queue_map(dev, q);
+		pthread_mutex_unlock(&q->lock);
+	}
+	resume_all(dev);
+	return 0;
+}
+
+/* ---- queue messages ---- */
+
+static struct fs_queue *queue_of(struct fs_dev *dev, uint32_t index)
+{
+	if (index >= FS_MAX_QUEUES) {
+		fprintf(stderr, "vhost-user-fs: queue index %u out of range\n",
+			index);
+		return NULL;
+	}
+	return &dev->q[index];
+}
+
+static void refresh_types(struct fs_dev *dev)
+{
+	unsigned int i;
+
+	dev->sync_active = dev->opt->sync_queues &&
+		proto(dev, PF_INBAND_NOTIFICATIONS) &&
+		(dev->features & BIT(dev->opt->sync_bit));
+	for (i = 0; i < FS_MAX_QUEUES; i++) {
+		struct fs_queue *q = &dev->q[i];
+
+		pthread_mutex_lock(&q->lock);
+		q->type = dispatch__queue_type(dev, i);
+		q->vr.event_idx = dev->features & BIT(F_EVENT_IDX);
+		pthread_mutex_unlock(&q->lock);
+	}
+}
+
+static int set_vring_num(struct fs_dev *dev, struct vu_msg *m)
+{
+	struct fs_queue *q = queue_of(dev, m->state.index);
+
+	if (!q || !m->state.num || m->state.num > dev->opt->queue_size) {
+		fprintf(stderr, "vhost-user-fs: bad queue size %u\n",
+			m->state.num);
+		return -1;
+	}
+	dispatch__pause(q);
+	pthread_mutex_lock(&q->lock);
+	q->num = m->state.num;
+	q->addr_set = false;
+	pthread_mutex_unlock(&q->lock);
+	dispatch__resume(q);
+	return 0;
+}
+
+static int set_vring_addr(struct fs_dev *dev, struct vu_msg *m)
+{
+	struct fs_queue *q = queue_of(dev, m->addr.index);
+	int err;
+
+	if (!q)
+		return -1;
+	dispatch__pause(q);
+	pthread_mutex_lock(&q->lock);
+	q->desc_uva = m->addr.desc;
+	q->avail_uva = m->addr.avail;
+	q->used_uva = m->addr.used;
+	q->addr_set = false;
+	err = queue_map(dev, q);
+	if (!err) {
+		q->stopped = false;
+		q->type = dispatch__queue_type(dev, q->index);
+		if (!(dev->features & BIT(F_PROTOCOL_FEATURES)))
+			q->enabled = true;
+		dispatch__stats_started(q);
+	}
+	pthread_mutex_unlock(&q->lock);
+	dispatch__resume(q);
+	return err;
+}
+
+static int set_vring_base(struct fs_dev *dev, struct vu_msg *m)
+{
+	struct fs_queue *q = queue_of(dev, m->state.index);
+
+	if (!q)
+		return -1;
+	dispatch__pause(q);
+	pthread_mutex_lock(&q->lock);
+	q->base = m->state.num;
+	if (q->addr_set) {
+		q->vr.last_avail_idx = q->base;
+		q->vr.used_idx = q->base;
+	}
+	pthread_mutex_unlock(&q->lock);
+	dispatch__resume(q);
+	return 0;
+}
+
+static int get_vring_base(struct fs_dev *dev, struct vu_msg *m)
+{
+	struct fs_queue *q = queue_of(dev, m->state.index);
+	struct vu_state st = { m->state.index, 0 };
+
+	if (q) {
+		dispatch__pause(q);
+		pthread_mutex_lock(&q->lock);
+		q->stopped = true;
+		st.num = q->addr_set ? q->vr.last_avail_idx : q->base;
+		q->base = st.num;
+		if (q->kick_fd >= 0)
+			close(q->kick_fd);
+		q->kick_fd = -1;
+		pthread_mutex_unlock(&q->lock);
+		dispatch__resume(q);
+	}
+	return send_reply(dev, m, &st, sizeof(st));
+}
+
+/* Takes the fd, if any, of a SET_VRING_KICK/CALL/ERR message. */
+static int vring_fd(struct vu_msg *m, struct fs_queue **qp,
+		    struct fs_dev *dev)
+{
+	int fd = -1;
+
+	*qp = queue_of(dev, m->u64 & VU_VRING_IDX_MASK);
+	if (!(m->u64 & VU_VRING_NOFD) && m->nfds >= 1) {
+		fd = m->fds[0];
+		m->fds[0] = -1;
+	}
+	close_fds(m);
+	if (!*qp && fd >= 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static int set_vring_kick(struct fs_dev *dev, struct vu_msg *m)
+{
+	struct fs_queue *q;
+	int fd = vring_fd(m, &q, dev);
+
+	if (!q)
+		return -1;
+	if (q->kick_fd >= 0)
+		close(q->kick_fd);
+	q->kick_fd = fd;
+	pthread_mutex_lock(&q->lock);
+	q->stopped = false;
+	if (!(dev->features & BIT(F_PROTOCOL_FEATURES)))
+		q->enabled = true;
+	pthread_mutex_unlock(&q->lock);
+	if (dispatch__runnable(q))
+		dispatch__kick(q);
+	return 0;
+}
+
+static int set_vring_call(struct fs_dev *dev, struct vu_msg *m)
+{
+	struct fs_queue *q;
+	int fd = vring_fd(m, &q, dev), old;
+
+	if (!q)
+		return -1;
+	pthread_mutex_lock(&q->lock);
+	old = q->call_fd;
+	q->call_fd = fd;
+	pthread_mutex_unlock(&q->lock);
+	if (old >= 0)
+		close(old);
+	return 0;
+}
+
+static int set_vring_err(struct fs_dev *dev, struct vu_msg *m)
+{
+	struct fs_queue *q;
+	int fd = vring_fd(m, &q, dev);
+
+	if (!q)
+		return -1;
+	if (q->err_fd >= 0)
+		close(q->err_fd);
+	q->err_fd = fd;
+	return 0;
+}
+
+static int set_vring_enable(struct fs_dev *dev, struct vu_msg *m)
+{
+	struct fs_queue *q = queue_of(dev, m->state.index);
+
+	if (!q)
+		return -1;
+	pthread_mutex_lock(&q->lock);
+	q->enabled = m->state.num;
+	pthread_mutex_unlock(&q->lock);
+	if (dispatch__runnable(q))
+		dispatch__kick(q);
+	return 0;
+}
+
+static int vring_kick(struct fs_dev *dev, struct vu_msg *m)
+{
+	struct fs_queue *q = queue_of(dev, m->state.index);
+
+	if (!q)
+		return -1;
+	if (dispatch__runnable(q))
+		dispatch__kick(q);
+	return 0;
+}
+
+static int set_backend_fd(struct fs_dev *dev, struct vu_msg *m)
+{
+	int fd = m->nfds >= 1 ? m->fds[0] : -1, old;
+
+	if (fd < 0)
+		return -1;
+	m->fds[0] = -1;
+	close_fds(m);
+	/* never block the sync path on a full channel (see backend_write) */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	pthread_mutex_lock(&dev->backend_lock);
+	old = dev->backend_fd;
+	dev->backend_fd = fd;
+	pthread_mutex_unlock(&dev->backend_lock);
+	if (old >= 0)
+		close(old);
+	return 0;
+}
+
+static int get_config(struct fs_dev *dev, struct vu_msg *m)
+{
+	struct virtio_fs_config cfg = { 0 };
+	uint8_t buf[sizeof(struct vu_config) + CONFIG_MAX] = { 0 };
+	struct vu_config *out = (struct vu_config *)buf;
+	uint32_t off = m->cfg.offset, size = m->cfg.size;
+
+	if (m->hdr.size < sizeof(m->cfg) || size > CONFIG_MAX) {
+		/* an empty payload tells the frontend we failed */
+		return send_reply(dev, m, buf, 0);
+	}
+	/* the tag fills the field, NUL-terminated only if shorter */
+	memcpy(cfg.tag, dev->opt->tag, strnlen(dev->opt->tag, sizeof(cfg.tag)));
+	cfg.num_request_queues = dev->opt->request_queues;
+	cfg.num_sync_queues = sync_possible(dev) ? dev->opt->sync_queues : 0;
+	out->offset = off;
+	out->size = size;
+	out->flags = m->cfg.flags;
+	if (off < sizeof(cfg)) {
+		uint32_t n = sizeof(cfg) - off < size ? sizeof(cfg) - off : size;
+
+		memcpy(out->data, (uint8_t *)&cfg + off, n);
+	}
+	return send_reply(dev, m, buf, sizeof(*out) + size);
+}
+
+static void dev_reset(struct fs_dev *dev)
+{
+	unsigned int i;
+
+	pause_all(dev);
+	for (i = 0; i < FS_MAX_QUEUES; i++) {
+		struct fs_queue *q = &dev->q[i];
+
+		pthread_mutex_lock(&q->lock);
+		if (q->kick_fd >= 0)
+			close(q->kick_fd);
+		if (q->call_fd >= 0)
+			close(q->call_fd);
+		if (q->err_fd >= 0)
+			close(q->err_fd);
+		q->kick_fd = q->call_fd = q->err_fd = -1;
+		q->addr_set = q->enabled = q->stopped = false;
+		q->num = 0;
+		q->base = 0;
+		q->desc_uva = q->avail_uva = q->used_uva = 0;
+		q->signal_pending = false;
+		pthread_mutex_unlock(&q->lock);
+	}
+	mem_unmap(&dev->mem);
+	pthread_mutex_lock(&dev->backend_lock);
+	if (dev->backend_fd >= 0)
+		close(dev->backend_fd);
+	dev->backend_fd = -1;
+	pthread_mutex_unlock(&dev->backend_lock);
+	dev->features = 0;
+	dev->protocol_features = 0;
+	dev->protocol_known = false;
+	dev->sync_active = false;
+	resume_all(dev);
+}
+
+/* Returns 0 if handled (reply sent if it has one), 1 for ack-able, -1 error */
+static int handle_msg(struct fs_dev *dev, struct vu_msg *m)
+{
+	switch (m->hdr.request) {
+	case VU_GET_FEATURES:
+		return reply_u64(dev, m, offered_features(dev)) ? -1 : 0;
+	case VU_SET_FEATURES:
+		dev->features = m->u64;
+		refresh_types(dev);
+		return 1;
+	case VU_SET_OWNER:
+		return 1;
+	case VU_RESET_OWNER:
+		dev_reset(dev);
+		return 1;
+	case VU_GET_PROTOCOL_FEATURES:
+		return reply_u64(dev, m, OFFERED_PROTOCOL) ? -1 : 0;
+	case VU_SET_PROTOCOL_FEATURES:
+		dev->protocol_features = m->u64 & OFFERED_PROTOCOL;
+		dev->protocol_known = true;
+		refresh_types(dev);
+		return 1;
+	case VU_GET_QUEUE_NUM:
+		return reply_u64(dev, m, FS_MAX_QUEUES) ? -1 : 0;
+	case VU_GET_MAX_MEM_SLOTS:
+		return reply_u64(dev, m, VRING_MAX_REGIONS) ? -1 : 0;
+	case VU_SET_MEM_TABLE:
+		return set_mem_table(dev, m) ? 2 : 1;
+	case VU_SET_VRING_NUM:
+		return set_vring_num(dev, m) ? 2 : 1;
+	case VU_SET_VRING_ADDR:
+		return set_vring_addr(dev, m) ? 2 : 1;
+	case VU_SET_VRING_BASE:
+		return set_vring_base(dev, m) ? 2 : 1;
+	case VU_GET_VRING_BASE:
+		return get_vring_base(dev, m) ? -1 : 0;
+	case VU_SET_VRING_KICK:
+		return set_vring_kick(dev, m) ? 2 : 1;
+	case VU_SET_VRING_CALL:
+		return set_vring_call(dev, m) ? 2 : 1;
+	case VU_SET_VRING_ERR:
+		return set_vring_err(dev, m) ? 2 : 1;
+	case VU_SET_VRING_ENABLE:
+		return set_vring_enable(dev, m) ? 2 : 1;
+	case VU_SET_BACKEND_REQ_FD:
+		return set_backend_fd(dev, m) ? 2 : 1;
+	case VU_GET_CONFIG:
+		return get_config(dev, m) ? -1 : 0;
+	case VU_SET_CONFIG:
+		return 1;
+	case VU_VRING_KICK:
+		return vring_kick(dev, m) ? 2 : 1;
+	}
+	fprintf(stderr, "vhost-user-fs: unsupported request %u\n",
+		m->hdr.request);
+	return 2;
+}
+
+static int process_socket(struct fs_dev *dev, struct vu_msg *m)
+{
+	int r;
+
+	if (recv_msg(dev->sock, m))
+		return -1;
+	if ((m->hdr.flags & 3) != VU_VERSION) {
+		fprintf(stderr, "vhost-user-fs: bad message version\n");
+		close_fds(m);
+		return -1;
+	}
+	r = handle_msg(dev, m);
+	close_fds(m);
+	if (r < 0)
+		return -1;
+	/* 1: success, 2: failure; either is acknowledged on request */
+	if (r && (m->hdr.flags & VU_FLAG_NEED_REPLY) &&
+	    reply_u64(dev, m, r == 2))
+		return -1;
+	return 0;
+}
+
+int vhost_user__serve(struct fs_dev *dev, int sock, int extra_fd,
+		      bool (*on_extra)(void))
+{
+	struct pollfd pfd[2 + FS_MAX_QUEUES];
+	unsigned int qmap[2 + FS_MAX_QUEUES];
+	struct vu_msg *m = malloc(sizeof(*m));
+	int ret = 0;
+
+	if (!m)
+		return -1;
+	dev->sock = sock;
+	for (;;) {
+		unsigned int n = 0, i;
+
+		pfd[n].fd = sock;
+		pfd[n++].events = POLLIN;
+		pfd[n].fd = extra_fd;
+		pfd[n++].events = POLLIN;
+		for (i = 0; i < FS_MAX_QUEUES; i++) {
+			if (dev->q[i].kick_fd < 0)
+				continue;
+			qmap[n] = i;
+			pfd[n].fd = dev->q[i].kick_fd;
+			pfd[n++].events = POLLIN;
+		}
+		if (poll(pfd, n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pfd[1].revents & POLLIN && on_extra()) {
+			ret = 1;
+			break;
+		}
+		for (i = 2; i < n; i++) {
+			struct fs_queue *q = &dev->q[qmap[i]];
+			uint64_t v;
+
+			if (!(pfd[i].revents & POLLIN))
+				continue;
+			if (read(pfd[i].fd, &v, sizeof(v)) < 0)
+				continue;
+			if (dispatch__runnable(q))
+				dispatch__kick(q);
+		}
+		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR) &&
+		    process_socket(dev, m))
+			break;
+	}
+	free(m);
+	dev_reset(dev);
+	fuse_server__reset(dev->srv);
+	close(sock);
+	dev->sock = -1;
+	return ret;
+}
