@@ -260,7 +260,8 @@ bool vring__has_avail(struct vring *vr)
 bool vring__enable_kick(struct vring *vr)
 {
 	if (vr->event_idx) {
-		uint16_t *avail_event = (uint16_t *)&vr->used->ring[vr->num];
+		uint16_t *avail_event = (uint16_t *)((uint8_t *)vr->used + 4 +
+						     8 * vr->num);
 
 		WRITE_ONCE(*avail_event, vr->last_avail_idx);
 	} else {

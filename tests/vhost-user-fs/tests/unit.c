@@ -1,0 +1,735 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host-only tests: the vring walker against rings built in anonymous
+ * memory, and the FUSE server against a temporary directory.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <linux/fuse.h>
+
+#include "fuse_server.h"
+#include "vring.h"
+
+static int passed, failed;
+static const char *cur;
+static bool cur_failed;
+
+#define CHECK(cond) do {						\
+	if (!(cond)) {							\
+		printf("FAIL %s: %s (line %d)\n", cur, #cond, __LINE__);	\
+		cur_failed = true;					\
+		return;							\
+	}								\
+} while (0)
+
+static void run(const char *name, void (*fn)(void))
+{
+	cur = name;
+	cur_failed = false;
+	fn();
+	if (cur_failed) {
+		failed++;
+	} else {
+		passed++;
+		printf("PASS %s\n", name);
+	}
+}
+
+/* ---- vring ---- */
+
+#define GPA_BASE	0x100000ULL
+#define MEM_SIZE	(1 << 20)
+#define QN		8
+
+static struct mem_table mt;
+static uint8_t *mem;
+static struct vring vr;
+static struct iovec iovs[64];
+static struct vring_elem el = { .iov = iovs, .iov_max = 64 };
+
+static struct vring_desc *desc_tab(void) { return (void *)mem; }
+static struct vring_avail *avail_ring(void) { return (void *)(mem + 0x1000); }
+static struct vring_used *used_ring(void) { return (void *)(mem + 0x2000); }
+
+static void ring_setup(bool event_idx)
+{
+	if (!mem) {
+		mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		mt.nregions = 1;
+		mt.r[0] = (struct mem_region){ .gpa = GPA_BASE, .size = MEM_SIZE,
+			.uva = GPA_BASE, .host = mem };
+	}
+	memset(mem, 0, 0x3000);
+	vring__init(&vr, 1, QN, desc_tab(), avail_ring(), used_ring(), &mt,
+		    event_idx, 0);
+	fflush(stdout);
+}
+
+static void set_desc(int i, uint64_t addr, uint32_t len, uint16_t flags,
+		     uint16_t next)
+{
+	desc_tab()[i] = (struct vring_desc){ addr, len, flags, next };
+}
+
+static void make_avail(uint16_t head)
+{
+	struct vring_avail *a = avail_ring();
+
+	a->ring[a->idx % QN] = head;
+	a->idx++;
+}
+
+static void t_vring_good_chain(void)
+{
+	ring_setup(false);
+	set_desc(0, GPA_BASE + 0x4000, 40, VRING_DESC_F_NEXT, 1);
+	set_desc(1, GPA_BASE + 0x5000, 100, VRING_DESC_F_NEXT, 2);
+	set_desc(2, GPA_BASE + 0x6000, 200, VRING_DESC_F_WRITE, 0);
+	make_avail(0);
+	CHECK(vring__pop(&vr, &el) == 1);
+	CHECK(el.head == 0 && el.rd_num == 2 && el.wr_num == 1);
+	CHECK(el.rd_len == 140 && el.wr_len == 200);
+	CHECK(iovs[0].iov_base == mem + 0x4000);
+	CHECK(vring__pop(&vr, &el) == 0);
+	vring__push(&vr, 0, 16);
+	CHECK(used_ring()->idx == 1 && used_ring()->ring[0].len == 16);
+	CHECK(vring__need_signal(&vr));
+	avail_ring()->flags = VRING_AVAIL_F_NO_INTERRUPT;
+	CHECK(!vring__need_signal(&vr));
+}
+
+static void t_vring_out_of_range(void)
+{
+	ring_setup(false);
+	set_desc(0, GPA_BASE + MEM_SIZE - 8, 16, 0, 0);
+	make_avail(0);
+	CHECK(vring__pop(&vr, &el) == -1 && vr.broken);
+	CHECK(vring__pop(&vr, &el) == -1);
+}
+
+static void t_vring_below_region(void)
+{
+	ring_setup(false);
+	set_desc(0, 0x1000, 16, 0, 0);
+	make_avail(0);
+	CHECK(vring__pop(&vr, &el) == -1);
+}
+
+static void t_vring_wrap(void)
+{
+	ring_setup(false);
+	set_desc(0, ~0ULL - 4, 16, 0, 0);
+	make_avail(0);
+	CHECK(vring__pop(&vr, &el) == -1);
+}
+
+static void t_vring_loop(void)
+{
+	ring_setup(false);
+	set_desc(0, GPA_BASE + 0x4000, 16, VRING_DESC_F_NEXT, 1);
+	set_desc(1, GPA_BASE + 0x4000, 16, VRING_DESC_F_NEXT, 0);
+	make_avail(0);
+	CHECK(vring__pop(&vr, &el) == -1);
+}
+
+static void t_vring_next_out_of_range(void)
+{
+	ring_setup(false);
+	set_desc(0, GPA_BASE + 0x4000, 16, VRING_DESC_F_NEXT, QN);
+	make_avail(0);
+	CHECK(vring__pop(&vr, &el) == -1);
+}
+
+static void t_vring_bad_head(void)
+{
+	ring_setup(false);
+	make_avail(QN + 3);
+	CHECK(vring__pop(&vr, &el) == -1);
+}
+
+static void t_vring_avail_jump(void)
+{
+	ring_setup(false);
+	avail_ring()->idx = QN + 1;
+	CHECK(vring__pop(&vr, &el) == -1);
+}
+
+static void t_vring_rd_after_wr(void)
+{
+	ring_setup(false);
+	set_desc(0, GPA_BASE + 0x4000, 16, VRING_DESC_F_WRITE | VRING_DESC_F_NEXT, 1);
+	set_desc(1, GPA_BASE + 0x5000, 16, 0, 0);
+	make_avail(0);
+	CHECK(vring__pop(&vr, &el) == -1);
+}
+
+static void t_vring_indirect(void)
+{
+	struct vring_desc *ind = (void *)(mem + 0x8000);
+
+	ring_setup(false);
+	ind[0] = (struct vring_desc){ GPA_BASE + 0x4000, 48, VRING_DESC_F_NEXT, 1 };
+	ind[1] = (struct vring_desc){ GPA_BASE + 0x5000, 64, VRING_DESC_F_WRITE, 0 };
+	set_desc(0, GPA_BASE + 0x8000, 2 * sizeof(*ind), VRING_DESC_F_INDIRECT, 0);
+	make_avail(0);
+	CHECK(vring__pop(&vr, &el) == 1);
+	CHECK(el.rd_len == 48 && el.wr_len == 64);
+}
+
+static void t_vring_indirect_bad(void)
+{
+	struct vring_desc *ind = (void *)(mem + 0x8000);
+
+	/* length not a multiple of a descriptor */
+	ring_setup(false);
+	set_desc(0, GPA_BASE + 0x8000, 20, VRING_DESC_F_INDIRECT, 0);
+	make_avail(0);
+	CHECK(vring__pop(&vr, &el) == -1);
+
+	/* table outside memory */
+	ring_setup(false);
+	set_desc(0, GPA_BASE + MEM_SIZE - 16, 32, VRING_DESC_F_INDIRECT, 0);
+	make_avail(0);
+	CHECK(vring__pop(&vr, &el) == -1);
+
+	/* loop inside the table */
+	ring_setup(false);
+	ind[0] = (struct vring_desc){ GPA_BASE + 0x4000, 8, VRING_DESC_F_NEXT, 1 };
+	ind[1] = (struct vring_desc){ GPA_BASE + 0x4000, 8, VRING_DESC_F_NEXT, 0 };
+	set_desc(0, GPA_BASE + 0x8000, 32, VRING_DESC_F_INDIRECT, 0);
+	make_avail(0);
+	CHECK(vring__pop(&vr, &el) == -1);
+
+	/* nested */
+	ring_setup(false);
+	ind[0] = (struct vring_desc){ GPA_BASE + 0x8000, 16, VRING_DESC_F_INDIRECT, 0 };
+	set_desc(0, GPA_BASE + 0x8000, 16, VRING_DESC_F_INDIRECT, 0);
+	make_avail(0);
+	CHECK(vring__pop(&vr, &el) == -1);
+
+	/* longer than the queue */
+	ring_setup(false);
+	set_desc(0, GPA_BASE + 0x8000, (QN + 1) * 16, VRING_DESC_F_INDIRECT, 0);
+	make_avail(0);
+	CHECK(vring__pop(&vr, &el) == -1);
+
+	/* indirect together with next */
+	ring_setup(false);
+	ind[0] = (struct vring_desc){ GPA_BASE + 0x4000, 8, 0, 0 };
+	set_desc(0, GPA_BASE + 0x8000, 16, VRING_DESC_F_INDIRECT | VRING_DESC_F_NEXT, 1);
+	make_avail(0);
+	CHECK(vring__pop(&vr, &el) == -1);
+}
+
+static void t_vring_event_idx(void)
+{
+	uint16_t *used_event;
+	int i;
+
+	ring_setup(true);
+	used_event = &avail_ring()->ring[QN];
+	for (i = 0; i < 3; i++) {
+		set_desc(i, GPA_BASE + 0x4000, 16, 0, 0);
+		make_avail(i);
+	}
+	*used_event = 2;	/* interrupt when entry 2 is used */
+	for (i = 0; i < 3; i++)
+		CHECK(vring__pop(&vr, &el) == 1);
+	vring__push(&vr, 0, 0);
+	CHECK(vring__need_signal(&vr));	/* first signal always goes */
+	vring__push(&vr, 1, 0);
+	CHECK(!vring__need_signal(&vr));
+	vring__push(&vr, 2, 0);
+	CHECK(vring__need_signal(&vr));
+	CHECK(!vring__enable_kick(&vr));
+	CHECK(*(uint16_t *)((uint8_t *)used_ring() + 4 + 8 * QN) == 3);
+}
+
+/* ---- FUSE server ---- */
+
+static char tmpdir[] = "/tmp/vufs-unit-XXXXXX";
+static char share[256], outside[256];
+static struct options fopt;
+static struct fuse_server *srv;
+static struct fuse_ctx *ctx;
+static uint64_t next_unique = 1;
+
+struct reply {
+	int error;
+	size_t len;
+	void *data;
+};
+
+/* Builds a request from (ptr, len) pairs ending with NULL. */
+static struct reply req(uint32_t opcode, uint64_t nodeid, ...)
+{
+	struct fuse_in_header *ih = (void *)ctx->in;
+	struct fuse_out_header *oh = (void *)ctx->out;
+	size_t len = sizeof(*ih), n;
+	struct reply r = { 0 };
+	const void *p;
+	va_list ap;
+	int err;
+
+	memset(ih, 0, sizeof(*ih));
+	va_start(ap, nodeid);
+	while ((p = va_arg(ap, const void *))) {
+		size_t l = va_arg(ap, size_t);
+
+		memcpy(ctx->in + len, p, l);
+		len += l;
+	}
+	va_end(ap);
+	ih->len = len;
+	ih->opcode = opcode;
+	ih->unique = next_unique++;
+	ih->nodeid = nodeid;
+	n = fuse_server__handle(srv, ctx, len, ctx->out_cap, &err);
+	r.len = n;
+	if (n >= sizeof(*oh)) {
+		r.error = oh->error;
+		r.data = ctx->out + sizeof(*oh);
+		r.len = n - sizeof(*oh);
+		if (oh->unique != ih->unique || oh->len != n)
+			r.error = -9999;
+	}
+	return r;
+}
+
+#define S(str) (str), sizeof(str)
+
+static void server_start(bool readonly, unsigned int fd_cache)
+{
+	struct fuse_init_in init = { .major = 7, .minor = 41,
+		.max_readahead = 65536, .flags = 0xffffffff };
+
+	if (srv)
+		fuse_server__free(srv);
+	memset(&fopt, 0, sizeof(fopt));
+	fopt.shared_dir = share;
+	fopt.xattr = true;
+	fopt.cache = CACHE_AUTO;
+	fopt.readonly = readonly;
+	fopt.fd_cache = fd_cache;
+	srv = fuse_server__new(&fopt);
+	if (!ctx)
+		ctx = fuse_ctx__new();
+	req(FUSE_INIT, 0, &init, sizeof(init), NULL);
+}
+
+static void sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	if (system(cmd))
+		fprintf(stderr, "command failed: %s\n", cmd);
+}
+
+static uint64_t lookup(uint64_t parent, const char *name, int *err)
+{
+	struct reply r = req(FUSE_LOOKUP, parent, name, strlen(name) + 1, NULL);
+	struct fuse_entry_out *e = r.data;
+
+	*err = r.error;
+	return r.error ? 0 : e->nodeid;
+}
+
+static void t_fuse_init(void)
+{
+	struct fuse_init_in init = { .major = 7, .minor = 41, .flags = 0xffffffff };
+	struct reply r;
+	struct fuse_init_out *o;
+
+	server_start(false, 64);
+	r = req(FUSE_INIT, 0, &init, sizeof(init), NULL);
+	o = r.data;
+	CHECK(r.error == 0 && r.len == sizeof(*o));
+	CHECK(o->major == 7 && o->minor == 38);
+	CHECK(o->max_write == FUSE_SERVER_MAX_WRITE);
+	CHECK(!(o->flags & (FUSE_POSIX_LOCKS | FUSE_FLOCK_LOCKS)));
+}
+
+static void t_fuse_malformed(void)
+{
+	struct fuse_in_header *ih = (void *)ctx->in;
+	size_t n;
+	int err, e2;
+
+	/* short header */
+	memset(ctx->in, 0, 64);
+	n = fuse_server__handle(srv, ctx, 10, ctx->out_cap, &err);
+	CHECK(n == sizeof(struct fuse_out_header) && err == EINVAL);
+	/* header length disagrees with the buffer */
+	ih->len = 100;
+	ih->opcode = FUSE_GETATTR;
+	ih->nodeid = 1;
+	n = fuse_server__handle(srv, ctx, sizeof(*ih) + 16, ctx->out_cap, &err);
+	CHECK(err == EINVAL);
+	/* reply room below a header: nothing written */
+	ih->len = sizeof(*ih) + 16;
+	n = fuse_server__handle(srv, ctx, ih->len, 8, &err);
+	CHECK(n == 0);
+	/* unknown opcode */
+	CHECK(req(9999, 1, NULL).error == -ENOSYS);
+	CHECK(req(FUSE_SETUPMAPPING, 1, NULL).error == -ENOSYS);
+	/* unknown nodeid */
+	CHECK(req(FUSE_GETATTR, 0x12345678, S("0123456789abcdef"), NULL).error == -ENOENT);
+	CHECK(req(FUSE_GETATTR, 0, S("0123456789abcdef"), NULL).error == -ENOENT);
+	/* name without NUL */
+	CHECK(req(FUSE_LOOKUP, 1, "abc", (size_t)3, NULL).error == -EINVAL);
+	/* names with '/' */
+	lookup(1, "a/b", &err);
+	CHECK(err == -EINVAL);
+	lookup(1, "", &e2);
+	CHECK(e2 == -EINVAL);
+	/* short argument struct */
+	CHECK(req(FUSE_MKDIR, 1, "x", (size_t)1, NULL).error == -EINVAL);
+	/* unknown file handle */
+	{
+		struct fuse_read_in rd = { .fh = 77, .size = 10 };
+
+		CHECK(req(FUSE_READ, 1, &rd, sizeof(rd), NULL).error == -EBADF);
+	}
+}
+
+static void t_fuse_dotdot_root(void)
+{
+	int err;
+
+	CHECK(lookup(1, "..", &err) == 1 && err == 0);
+	CHECK(lookup(1, ".", &err) == 1 && err == 0);
+	/* the share's parent directory holds "outside": it must not show */
+	lookup(1, "outside", &err);
+	CHECK(err == -ENOENT);
+}
+
+static void t_fuse_symlink_escape(void)
+{
+	struct fuse_open_in oi = { .flags = O_RDONLY };
+	struct fuse_mkdir_in mi = { .mode = 0755 };
+	struct fuse_getattr_in gi = { 0 };
+	struct reply r;
+	uint64_t esc, escf;
+	int err;
+
+	esc = lookup(1, "esc_dir", &err);
+	CHECK(err == 0);
+	r = req(FUSE_GETATTR, esc, &gi, sizeof(gi), NULL);
+	CHECK(r.error == 0 &&
+	      S_ISLNK(((struct fuse_attr_out *)r.data)->attr.mode));
+	/* looking through the link must not reach the outside directory */
+	lookup(esc, "secret", &err);
+	CHECK(err == -ENOTDIR);
+	CHECK(req(FUSE_MKDIR, esc, &mi, sizeof(mi), S("newdir"), NULL).error != 0);
+	CHECK(access(outside, F_OK) == 0);
+	escf = lookup(1, "esc_file", &err);
+	CHECK(err == 0);
+	CHECK(req(FUSE_OPEN, escf, &oi, sizeof(oi), NULL).error == -ELOOP);
+	r = req(FUSE_READLINK, escf, NULL);
+	CHECK(r.error == 0 && r.len == strlen(outside) + 7);
+	CHECK(req(FUSE_OPENDIR, esc, &oi, sizeof(oi), NULL).error == -ENOTDIR);
+	{
+		char p[300];
+		struct stat st;
+
+		snprintf(p, sizeof(p), "%s/newdir", outside);
+		CHECK(stat(p, &st) != 0);
+	}
+}
+
+static void t_fuse_create_rw(void)
+{
+	struct fuse_create_in ci = { .flags = O_RDWR | O_CREAT | O_EXCL,
+		.mode = S_IFREG | 0640 };
+	struct fuse_entry_out *e;
+	struct fuse_open_out *o;
+	struct fuse_write_in wi = { 0 };
+	struct fuse_read_in ri = { 0 };
+	struct fuse_release_in rel = { 0 };
+	char path[300], buf[64];
+	struct reply r;
+	uint64_t fh, node;
+	int fd;
+
+	r = req(FUSE_CREATE, 1, &ci, sizeof(ci), S("file1"), NULL);
+	CHECK(r.error == 0 && r.len == sizeof(*e) + sizeof(*o));
+	e = r.data;
+	o = (void *)(e + 1);
+	fh = o->fh;
+	node = e->nodeid;
+	CHECK(S_ISREG(e->attr.mode) && (e->attr.mode & 0777) == 0640);
+	wi.fh = fh;
+	wi.size = 11;
+	r = req(FUSE_WRITE, node, &wi, sizeof(wi), "hello world", (size_t)11, NULL);
+	CHECK(r.error == 0 && ((struct fuse_write_out *)r.data)->size == 11);
+	ri.fh = fh;
+	ri.size = 5;
+	ri.offset = 6;
+	r = req(FUSE_READ, node, &ri, sizeof(ri), NULL);
+	CHECK(r.error == 0 && r.len == 5 && !memcmp(r.data, "world", 5));
+	/* O_EXCL on an existing name */
+	CHECK(req(FUSE_CREATE, 1, &ci, sizeof(ci), S("file1"), NULL).error == -EEXIST);
+	rel.fh = fh;
+	CHECK(req(FUSE_RELEASE, node, &rel, sizeof(rel), NULL).error == 0);
+	CHECK(req(FUSE_RELEASE, node, &rel, sizeof(rel), NULL).error == -EBADF);
+	CHECK(req(FUSE_READ, node, &ri, sizeof(ri), NULL).error == -EBADF);
+	snprintf(path, sizeof(path), "%s/file1", share);
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0);
+	CHECK(read(fd, buf, sizeof(buf)) == 11);
+	close(fd);
+	CHECK(!memcmp(buf, "hello world", 11));
+	/* create through a name with a slash */
+	CHECK(req(FUSE_CREATE, 1, &ci, sizeof(ci), S("a/b"), NULL).error == -EINVAL);
+	CHECK(req(FUSE_CREATE, 1, &ci, sizeof(ci), S(".."), NULL).error == -EINVAL);
+}
+
+static void t_fuse_setattr(void)
+{
+	struct fuse_setattr_in si = { 0 };
+	struct fuse_attr_out *a;
+	struct reply r;
+	uint64_t node;
+	int err;
+
+	node = lookup(1, "file1", &err);
+	CHECK(err == 0);
+	si.valid = FATTR_SIZE | FATTR_MODE | FATTR_MTIME | FATTR_ATIME;
+	si.size = 3;
+	si.mode = 0600;
+	si.mtime = 1000000;
+	si.atime = 2000000;
+	r = req(FUSE_SETATTR, node, &si, sizeof(si), NULL);
+	a = r.data;
+	CHECK(r.error == 0);
+	CHECK(a->attr.size == 3 && (a->attr.mode & 07777) == 0600);
+	CHECK(a->attr.mtime == 1000000 && a->attr.atime == 2000000);
+	si.valid = FATTR_MTIME | FATTR_MTIME_NOW | FATTR_UID | FATTR_GID;
+	si.uid = 1234;
+	si.gid = 4321;
+	r = req(FUSE_SETATTR, node, &si, sizeof(si), NULL);
+	a = r.data;
+	CHECK(r.error == 0 && a->attr.mtime > 1000000);
+	CHECK(a->attr.uid == 1234 && a->attr.gid == 4321);
+}
+
+static void t_fuse_dirs(void)
+{
+	struct fuse_mkdir_in mi = { .mode = 0755 };
+	struct fuse_rename2_in rn = { .newdir = 1 };
+	struct fuse_open_in oi = { 0 };
+	struct fuse_read_in ri = { .size = 4096 };
+	struct reply r;
+	uint64_t d, fh;
+	int err, seen = 0;
+	size_t off;
+
+	r = req(FUSE_MKDIR, 1, &mi, sizeof(mi), S("dir1"), NULL);
+	CHECK(r.error == 0);
+	d = ((struct fuse_entry_out *)r.data)->nodeid;
+	CHECK(req(FUSE_MKDIR, 1, &mi, sizeof(mi), S("dir1"), NULL).error == -EEXIST);
+	CHECK(req(FUSE_MKDIR, d, &mi, sizeof(mi), S("sub"), NULL).error == 0);
+	CHECK(lookup(d, "..", &err) == 1 && err == 0);
+	/* NOREPLACE onto an existing name */
+	rn.flags = 1;
+	CHECK(req(FUSE_RENAME2, 1, &rn, sizeof(rn), S("file1"), S("dir1"), NULL).error == -EEXIST);
+	/* EXCHANGE */
+	rn.flags = 2;
+	CHECK(req(FUSE_RENAME2, 1, &rn, sizeof(rn), S("file1"), S("dir1"), NULL).error == 0);
+	CHECK(req(FUSE_RENAME2, 1, &rn, sizeof(rn), S("file1"), S("dir1"), NULL).error == 0);
+	rn.flags = 8;
+	CHECK(req(FUSE_RENAME2, 1, &rn, sizeof(rn), S("file1"), S("dir1"), NULL).error == -EINVAL);
+	CHECK(req(FUSE_RMDIR, 1, S("dir1"), NULL).error == -ENOTEMPTY);
+
+	r = req(FUSE_OPENDIR, d, &oi, sizeof(oi), NULL);
+	CHECK(r.error == 0);
+	fh = ((struct fuse_open_out *)r.data)->fh;
+	ri.fh = fh;
+	r = req(FUSE_READDIRPLUS, d, &ri, sizeof(ri), NULL);
+	CHECK(r.error == 0 && r.len > 0);
+	for (off = 0; off < r.len;) {
+		struct fuse_direntplus *dp = (void *)((char *)r.data + off);
+
+		if (dp->dirent.namelen == 3 && !memcmp(dp->dirent.name, "sub", 3)) {
+			CHECK(dp->entry_out.nodeid != 0);
+			seen++;
+		}
+		if (dp->dirent.name[0] == '.')
+			CHECK(dp->entry_out.nodeid == 0);
+		off += FUSE_DIRENTPLUS_SIZE(dp);
+	}
+	CHECK(seen == 1);
+	r = req(FUSE_READDIR, d, &ri, sizeof(ri), NULL);
+	CHECK(r.error == 0 && r.len > 0);
+	/* a directory handle is not a file handle */
+	CHECK(req(FUSE_READ, d, &ri, sizeof(ri), NULL).error == -EBADF);
+	{
+		struct fuse_release_in rel = { .fh = fh };
+
+		CHECK(req(FUSE_RELEASEDIR, d, &rel, sizeof(rel), NULL).error == 0);
+	}
+	CHECK(req(FUSE_RMDIR, d, S("sub"), NULL).error == 0);
+	CHECK(req(FUSE_RMDIR, 1, S("dir1"), NULL).error == 0);
+	CHECK(req(FUSE_UNLINK, 1, S("nonexistent"), NULL).error == -ENOENT);
+	CHECK(req(FUSE_UNLINK, 1, S(".."), NULL).error == -EINVAL);
+}
+
+static void t_fuse_symlink_link_xattr(void)
+{
+	struct fuse_link_in li;
+	struct fuse_setxattr_in sx = { .size = 3 };
+	struct fuse_getxattr_in gx = { .size = 64 };
+	struct reply r;
+	uint64_t f;
+	int err;
+
+	r = req(FUSE_SYMLINK, 1, S("sl"), S("/etc/passwd"), NULL);
+	CHECK(r.error == 0 && S_ISLNK(((struct fuse_entry_out *)r.data)->attr.mode));
+	f = lookup(1, "file1", &err);
+	CHECK(err == 0);
+	li.oldnodeid = f;
+	r = req(FUSE_LINK, 1, &li, sizeof(li), S("hard"), NULL);
+	CHECK(r.error == 0 && ((struct fuse_entry_out *)r.data)->attr.nlink == 2);
+	r = req(FUSE_SETXATTR, f, &sx, (size_t)8, S("user.k"), "abc", (size_t)3, NULL);
+	if (r.error == -EOPNOTSUPP)
+		return;	/* file system without user xattrs */
+	CHECK(r.error == 0);
+	r = req(FUSE_GETXATTR, f, &gx, sizeof(gx), S("user.k"), NULL);
+	CHECK(r.error == 0 && r.len == 3 && !memcmp(r.data, "abc", 3));
+	gx.size = 0;
+	r = req(FUSE_GETXATTR, f, &gx, sizeof(gx), S("user.k"), NULL);
+	CHECK(r.error == 0 && ((struct fuse_getxattr_out *)r.data)->size == 3);
+	gx.size = 1;
+	CHECK(req(FUSE_GETXATTR, f, &gx, sizeof(gx), S("user.k"), NULL).error == -ERANGE);
+	gx.size = 256;
+	r = req(FUSE_LISTXATTR, f, &gx, sizeof(gx), NULL);
+	CHECK(r.error == 0 && r.len == 7);
+	CHECK(req(FUSE_REMOVEXATTR, f, S("user.k"), NULL).error == 0);
+	gx.size = 64;
+	CHECK(req(FUSE_GETXATTR, f, &gx, sizeof(gx), S("user.k"), NULL).error == -ENODATA);
+}
+
+static void t_fuse_fd_cache(void)
+{
+	struct fuse_getattr_in gi = { 0 };
+	struct fuse_forget_in fi = { .nlookup = 1 };
+	unsigned long inodes, fds;
+	uint64_t nodes[100];
+	char name[32];
+	int i, err;
+
+	server_start(false, 8);
+	sh("mkdir -p %s/many && cd %s/many && for i in $(seq 0 99); do : > f$i; done",
+	   share, share);
+	{
+		uint64_t dir = lookup(1, "many", &err);
+
+		CHECK(err == 0);
+		for (i = 0; i < 100; i++) {
+			snprintf(name, sizeof(name), "f%d", i);
+			nodes[i] = lookup(dir, name, &err);
+			CHECK(err == 0);
+		}
+	}
+	fuse_server__counts(srv, &inodes, &fds);
+	CHECK(inodes == 102 && fds <= 8 + 1);
+	for (i = 0; i < 100; i++) {
+		struct reply r = req(FUSE_GETATTR, nodes[i], &gi, sizeof(gi), NULL);
+
+		CHECK(r.error == 0);
+	}
+	fuse_server__counts(srv, &inodes, &fds);
+	CHECK(fds <= 8 + 1);
+	for (i = 0; i < 100; i++)
+		req(FUSE_FORGET, nodes[i], &fi, sizeof(fi), NULL);
+	fuse_server__counts(srv, &inodes, &fds);
+	CHECK(inodes == 2);
+	/* a forgotten nodeid is unknown */
+	CHECK(req(FUSE_GETATTR, nodes[5], &gi, sizeof(gi), NULL).error == -ENOENT);
+}
+
+static void t_fuse_readonly(void)
+{
+	struct fuse_mkdir_in mi = { .mode = 0755 };
+	struct fuse_open_in oi = { .flags = O_RDWR };
+	int err;
+	uint64_t f;
+
+	server_start(true, 64);
+	CHECK(req(FUSE_MKDIR, 1, &mi, sizeof(mi), S("ro"), NULL).error == -EROFS);
+	f = lookup(1, "file1", &err);
+	CHECK(err == 0);
+	CHECK(req(FUSE_OPEN, f, &oi, sizeof(oi), NULL).error == -EROFS);
+	CHECK(req(FUSE_UNLINK, 1, S("file1"), NULL).error == -EROFS);
+	server_start(false, 64);
+}
+
+static void t_fuse_uninitialized(void)
+{
+	struct fuse_getattr_in gi = { 0 };
+
+	req(FUSE_DESTROY, 0, NULL);
+	CHECK(req(FUSE_GETATTR, 1, &gi, sizeof(gi), NULL).error == -EIO);
+	server_start(false, 64);
+	CHECK(req(FUSE_GETATTR, 1, &gi, sizeof(gi), NULL).error == 0);
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	run("vring: well-formed chain", t_vring_good_chain);
+	run("vring: descriptor past the region", t_vring_out_of_range);
+	run("vring: descriptor below the region", t_vring_below_region);
+	run("vring: address wraps", t_vring_wrap);
+	run("vring: loop", t_vring_loop);
+	run("vring: next out of range", t_vring_next_out_of_range);
+	run("vring: head out of range", t_vring_bad_head);
+	run("vring: avail index jump", t_vring_avail_jump);
+	run("vring: readable after writable", t_vring_rd_after_wr);
+	run("vring: indirect table", t_vring_indirect);
+	run("vring: bad indirect tables", t_vring_indirect_bad);
+	run("vring: event idx", t_vring_event_idx);
+
+	umask(0);
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(share, sizeof(share), "%s/share", tmpdir);
+	snprintf(outside, sizeof(outside), "%s/outside", tmpdir);
+	sh("mkdir %s %s && echo secret > %s/secret", share, outside, outside);
+	sh("ln -s %s %s/esc_dir && ln -s %s/secret %s/esc_file", outside, share,
+	   outside, share);
+	server_start(false, 64);
+	run("fuse: init", t_fuse_init);
+	run("fuse: malformed requests", t_fuse_malformed);
+	run("fuse: .. at the root", t_fuse_dotdot_root);
+	run("fuse: symlinks out of the share", t_fuse_symlink_escape);
+	run("fuse: create, write, read, release", t_fuse_create_rw);
+	run("fuse: setattr", t_fuse_setattr);
+	run("fuse: directories and rename2", t_fuse_dirs);
+	run("fuse: symlink, link, xattr", t_fuse_symlink_link_xattr);
+	run("fuse: bounded fd cache", t_fuse_fd_cache);
+	run("fuse: readonly", t_fuse_readonly);
+	run("fuse: destroy then requests", t_fuse_uninitialized);
+	fuse_server__free(srv);
+	sh("rm -rf %s", tmpdir);
+
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
