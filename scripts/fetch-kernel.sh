@@ -98,6 +98,8 @@ for f in "$kdir/scripts" "$kdir/tools"; do
 		case $t in /*) ln -sfn "$dir/root$t" "$f" ;; esac
 	fi
 done
+# The image package leaves modules.dep to its postinst.
+depmod -b "$dir/root" "$release"
 ln -sfn "$kdir" "$dir/kdir"
 ln -sfn "$dir/root/boot/vmlinuz-$release" "$dir/vmlinuz"
 ln -sfn "$dir/root/lib/modules/$release" "$dir/modules"

@@ -1,0 +1,58 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# intree.sh [--patch] KSRC
+#
+# Drops the driver into a kernel source tree as fs/fuse/virtio_fs_sync/ and
+# wires it into fs/fuse/Kconfig and fs/fuse/Makefile, so that the kernel can
+# be configured with CONFIG_VIRTIO_FS_SYNC=y or =m (the libkrunfw way).
+# Running it again refreshes the sources and leaves the wiring alone.
+# With --patch, the tree is left untouched and a patch doing the same is
+# printed on standard output, for trees that carry patches.
+set -euo pipefail
+
+patch=0
+if [ "${1:-}" = --patch ]; then
+	patch=1
+	shift
+fi
+ksrc=${1:?usage: intree.sh [--patch] KSRC}
+repo=$(cd "$(dirname "$0")/.." && pwd)
+[ -f "$ksrc/fs/fuse/Kconfig" ] || { echo "intree.sh: $ksrc is not a kernel tree" >&2; exit 1; }
+[ -f "$repo/Kconfig" ] || { echo "intree.sh: no driver sources in $repo" >&2; exit 1; }
+
+# The explicit list of what the in-tree build needs.
+files="Kbuild Kconfig compat.h virtio_fs_sync.h virtio_fs_sync.c fuse_glue.c
+tests/kunit/virtio_fs_sync_test.c"
+
+install_into() {
+	local dst=$1/fs/fuse/virtio_fs_sync f
+	mkdir -p "$dst/tests/kunit"
+	for f in $files; do
+		[ -f "$repo/$f" ] || continue
+		cmp -s "$repo/$f" "$dst/$f" || cp "$repo/$f" "$dst/$f"
+	done
+	# Kbuild reads the version from here when it is not in a git checkout.
+	local ver
+	ver=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)
+	echo "$ver" >"$dst/VERSION.new"
+	cmp -s "$dst/VERSION.new" "$dst/VERSION" && rm "$dst/VERSION.new" ||
+		mv "$dst/VERSION.new" "$dst/VERSION"
+	grep -q 'fs/fuse/virtio_fs_sync/Kconfig' "$1/fs/fuse/Kconfig" ||
+		printf '\nsource "fs/fuse/virtio_fs_sync/Kconfig"\n' >>"$1/fs/fuse/Kconfig"
+	grep -q 'virtio_fs_sync/' "$1/fs/fuse/Makefile" ||
+		printf '\nobj-$(CONFIG_VIRTIO_FS_SYNC) += virtio_fs_sync/\n' >>"$1/fs/fuse/Makefile"
+}
+
+if [ $patch = 0 ]; then
+	install_into "$ksrc"
+	exit 0
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/a/fs/fuse" "$tmp/b/fs/fuse"
+cp "$ksrc/fs/fuse/Kconfig" "$ksrc/fs/fuse/Makefile" "$tmp/a/fs/fuse/"
+cp "$ksrc/fs/fuse/Kconfig" "$ksrc/fs/fuse/Makefile" "$tmp/b/fs/fuse/"
+install_into "$tmp/b"
+(cd "$tmp" && diff -Nur a b) || true
