@@ -16,7 +16,6 @@
  * COMPAT_VIRTQUEUE_INFO          virtio_find_vqs() takes virtqueue_info
  * COMPAT_VIRTIO_REGISTER_OWNER   register_virtio_driver() sets the owner
  * COMPAT_HAVE_GROUP_CPUS         group_cpus_evenly() is exported
- * COMPAT_HAVE_KUNIT_VISIBILITY   <kunit/visibility.h> exists
  */
 #ifndef _VIRTIO_FS_SYNC_COMPAT_H
 #define _VIRTIO_FS_SYNC_COMPAT_H
@@ -80,17 +79,8 @@ static inline int compat_find_vqs(struct virtio_device *vdev, unsigned int nvqs,
 #endif
 }
 
-#ifdef COMPAT_HAVE_KUNIT_VISIBILITY
+/* VISIBLE_IF_KUNIT and EXPORT_SYMBOL_IF_KUNIT: in 6.1 and later */
 #include <kunit/visibility.h>
-#else
-#if IS_ENABLED(CONFIG_KUNIT)
-#define VISIBLE_IF_KUNIT
-#define EXPORT_SYMBOL_IF_KUNIT(symbol) EXPORT_SYMBOL_GPL(symbol)
-#else
-#define VISIBLE_IF_KUNIT static
-#define EXPORT_SYMBOL_IF_KUNIT(symbol)
-#endif
-#endif
 
 #endif /* __ASSEMBLY__ */
 #endif /* _VIRTIO_FS_SYNC_COMPAT_H */

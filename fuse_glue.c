@@ -75,14 +75,20 @@ static struct page *vfsync_fuse_page(struct fuse_args_pages *ap,
 	return ap->pages[i];
 }
 
-/* Scatterlist entries for @total bytes of pages; @bytes gets what fits. */
+/*
+ * Scatterlist entries for @total bytes of pages; @bytes gets what fits.
+ * With @total 0, @ap may not be a fuse_args_pages at all: do not touch it.
+ */
 static unsigned int vfsync_fuse_count_pages(struct fuse_args_pages *ap,
 					    unsigned int total,
 					    unsigned int *bytes)
 {
-	unsigned int i, len, offset, n = vfsync_fuse_npages(ap);
+	unsigned int i, len, offset, n;
 
 	*bytes = 0;
+	if (!total)
+		return 0;
+	n = vfsync_fuse_npages(ap);
 	for (i = 0; i < n && total; i++) {
 		vfsync_fuse_page(ap, i, &len, &offset);
 		len = min(len, total);
@@ -120,7 +126,8 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
 	unsigned int num_in = args->in_numargs - args->in_pages;
 	unsigned int num_out = args->out_numargs - args->out_pages;
 	unsigned int in_len, out_len, in_pg = 0, out_pg = 0;
-	unsigned int in_pg_bytes = 0, out_pg_bytes = 0;
+	unsigned int in_pg_bytes, out_pg_bytes;
+	unsigned int in_pg_size = 0, out_pg_size = 0;
 	unsigned int nsg, out_sgs = 0, in_sgs = 0, i, off;
 	struct vfsync_fuse_ctx *ctx;
 	struct scatterlist *sg;
@@ -129,13 +136,11 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
 	in_len = fuse_len_args(num_in, (struct fuse_arg *)args->in_args);
 	out_len = reply ? fuse_len_args(num_out, args->out_args) : 0;
 	if (args->in_pages)
-		in_pg = vfsync_fuse_count_pages(ap,
-				args->in_args[args->in_numargs - 1].size,
-				&in_pg_bytes);
+		in_pg_size = args->in_args[args->in_numargs - 1].size;
 	if (reply && args->out_pages)
-		out_pg = vfsync_fuse_count_pages(ap,
-				args->out_args[args->out_numargs - 1].size,
-				&out_pg_bytes);
+		out_pg_size = args->out_args[args->out_numargs - 1].size;
+	in_pg = vfsync_fuse_count_pages(ap, in_pg_size, &in_pg_bytes);
+	out_pg = vfsync_fuse_count_pages(ap, out_pg_size, &out_pg_bytes);
 
 	nsg = 1 + !!in_len + in_pg;
 	if (reply)
@@ -165,8 +170,7 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
 	if (in_len)
 		sg_set_buf(&sg[out_sgs++], ctx->args, in_len);
 	if (in_pg)
-		out_sgs += vfsync_fuse_add_pages(&sg[out_sgs], ap,
-				args->in_args[args->in_numargs - 1].size);
+		out_sgs += vfsync_fuse_add_pages(&sg[out_sgs], ap, in_pg_size);
 
 	if (reply) {
 		sg_set_buf(&sg[out_sgs + in_sgs++], &req->out.h,
@@ -176,7 +180,7 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
 				   out_len);
 		if (out_pg)
 			in_sgs += vfsync_fuse_add_pages(&sg[out_sgs + in_sgs],
-				ap, args->out_args[args->out_numargs - 1].size);
+							ap, out_pg_size);
 	}
 	WARN_ON_ONCE(out_sgs + in_sgs != nsg);
 

@@ -50,7 +50,7 @@ struct vfsync_stats {
 struct vfsync_dev;
 
 struct vfsync_vq {
-	spinlock_t lock;
+	spinlock_t lock;		/* the queue and the fields marked below */
 	struct virtqueue *vq;		/* protected by ->lock */
 	struct vfsync_dev *fs;
 	enum vfsync_vq_kind kind;
