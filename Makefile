@@ -44,10 +44,6 @@ ifneq ($(wildcard $(KDIR)/fs/fuse/fuse_i.h),)
 FUSE_SRC ?= $(KDIR)/fs/fuse
 endif
 
-# Version of a kernel Makefile: VERSION.PATCHLEVEL.SUBLEVEL.
-makefile_version = $(shell awk '/^VERSION *=/ { v = $$3 } /^PATCHLEVEL *=/ { p = $$3 } \
-	/^SUBLEVEL *=/ { s = $$3 } END { if (v != "") print v "." p "." s }' $(1) 2>/dev/null)
-
 KBUILD_ARGS = -C $(KDIR) M=$(BUILD_DIR) FUSE_INC=$(abspath $(FUSE_SRC))
 
 all: module
@@ -60,9 +56,9 @@ ifneq ($(KVER),)
 endif
 	@test -d $(KDIR) || { echo "virtio_fs_sync: no kernel tree at $(KDIR) (set KDIR= or KVER=)" >&2; exit 1; }
 	@test -n "$(FUSE_SRC)" && test -f $(FUSE_SRC)/fuse_i.h || { \
-		echo "virtio_fs_sync: fuse_i.h not found: install linux-source-$$($(MAKE) -s -C $(KDIR) kernelversion | cut -d. -f1,2)" \
+		echo "virtio_fs_sync: fuse_i.h not found: install linux-source-$$($(MAKE) -s --no-print-directory -C $(KDIR) kernelversion | cut -d. -f1,2)" \
 			"and pass FUSE_SRC=<linux-source>/fs/fuse" >&2; exit 1; }
-	@kver=$$($(MAKE) -s -C $(KDIR) kernelversion 2>/dev/null); \
+	@kver=$$($(MAKE) -s --no-print-directory -C $(KDIR) kernelversion 2>/dev/null); \
 	fmk=$(FUSE_SRC_MAKEFILE); \
 	[ -n "$$fmk" ] || for f in $(FUSE_SRC)/../../Makefile $(FUSE_SRC)/../source.Makefile; do \
 		[ -f $$f ] && { fmk=$$f; break; }; done; \
@@ -95,7 +91,7 @@ print-sources:
 
 install: module
 	$(MAKE) $(KBUILD_ARGS) INSTALL_MOD_DIR=updates modules_install
-	$(DEPMOD) -a $$($(MAKE) -s -C $(KDIR) kernelrelease)
+	$(DEPMOD) -a $$($(MAKE) -s --no-print-directory -C $(KDIR) kernelrelease)
 
 DKMS_DIR := $(DESTDIR)$(PREFIX)/src/virtio_fs_sync-$(VERSION)
 dkms-install:
