@@ -15,6 +15,7 @@
  * COMPAT_FUSE_IDMAP              FUSE supports idmapped mounts
  * COMPAT_VIRTQUEUE_INFO          virtio_find_vqs() takes virtqueue_info
  * COMPAT_VIRTIO_REGISTER_OWNER   register_virtio_driver() sets the owner
+ * COMPAT_DAX_MEM2BLK_ERR         dax_mem2blk_err() exists
  * COMPAT_HAVE_GROUP_CPUS         group_cpus_evenly() is exported
  */
 #ifndef _VIRTIO_FS_SYNC_COMPAT_H
@@ -78,6 +79,12 @@ static inline int compat_find_vqs(struct virtio_device *vdev, unsigned int nvqs,
 	return virtio_find_vqs(vdev, nvqs, vqs, callbacks, names, desc);
 #endif
 }
+
+#ifdef COMPAT_DAX_MEM2BLK_ERR
+#define compat_dax_mem2blk_err(rc)	dax_mem2blk_err(rc)
+#else
+#define compat_dax_mem2blk_err(rc)	((int)(rc))
+#endif
 
 /* VISIBLE_IF_KUNIT and EXPORT_SYMBOL_IF_KUNIT: in 6.1 and later */
 #include <kunit/visibility.h>

@@ -13,11 +13,15 @@
  */
 
 #include <linux/cpumask.h>
+#include <linux/dax.h>
 #include <linux/fuse.h>
 #include <linux/interrupt.h>
+#include <linux/ioport.h>
 #include <linux/kobject.h>
+#include <linux/memremap.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/pfn_t.h>
 #include <linux/scatterlist.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
@@ -857,6 +861,114 @@ void vfsync_send_forget(struct vfsync_dev *fs, u64 nodeid, u64 nlookup,
 	vfsync_send_forget_request(&fs->vqs[VFSYNC_VQ_HIPRIO], forget, false);
 }
 
+/* DAX window: the device's shared memory region that file pages map into */
+
+static long vfsync_dax_direct_access(struct dax_device *dax_dev, pgoff_t pgoff,
+				     long nr_pages, enum dax_access_mode mode,
+				     void **kaddr, pfn_t *pfn)
+{
+	struct vfsync_dev *fs = dax_get_private(dax_dev);
+	phys_addr_t offset = PFN_PHYS(pgoff);
+	long max_nr_pages = fs->window_len / PAGE_SIZE - pgoff;
+
+	if (kaddr)
+		*kaddr = fs->window_kaddr + offset;
+	if (pfn)
+		*pfn = phys_to_pfn_t(fs->window_phys_addr + offset,
+				     PFN_DEV | PFN_MAP);
+	return min(nr_pages, max_nr_pages);
+}
+
+static int vfsync_dax_zero_page_range(struct dax_device *dax_dev,
+				      pgoff_t pgoff, size_t nr_pages)
+{
+	void *kaddr;
+	long rc;
+
+	rc = dax_direct_access(dax_dev, pgoff, nr_pages, DAX_ACCESS, &kaddr,
+			       NULL);
+	if (rc < 0)
+		return compat_dax_mem2blk_err(rc);
+
+	memset(kaddr, 0, nr_pages << PAGE_SHIFT);
+	dax_flush(dax_dev, kaddr, nr_pages << PAGE_SHIFT);
+	return 0;
+}
+
+static const struct dax_operations vfsync_dax_ops = {
+	.direct_access = vfsync_dax_direct_access,
+	.zero_page_range = vfsync_dax_zero_page_range,
+};
+
+static void vfsync_cleanup_dax(void *data)
+{
+	struct dax_device *dax_dev = data;
+
+	kill_dax(dax_dev);
+	put_dax(dax_dev);
+}
+
+/*
+ * Map the cache window if the device has one. No window is not an error:
+ * mounting with dax=always then fails, as with in-tree virtiofs.
+ */
+static int vfsync_setup_dax(struct virtio_device *vdev, struct vfsync_dev *fs)
+{
+	struct virtio_shm_region cache_reg;
+	struct dax_device *dax_dev;
+	struct dev_pagemap *pgmap;
+	void *kaddr;
+
+	if (!IS_ENABLED(CONFIG_FUSE_DAX))
+		return 0;
+
+	if (!virtio_get_shm_region(vdev, &cache_reg,
+				   (u8)VIRTIO_FS_SHMCAP_ID_CACHE)) {
+		dev_notice(&vdev->dev, "no DAX cache window\n");
+		return 0;
+	}
+
+	if (!devm_request_mem_region(&vdev->dev, cache_reg.addr, cache_reg.len,
+				     dev_name(&vdev->dev))) {
+		dev_warn(&vdev->dev, "could not reserve window 0x%llx len 0x%llx\n",
+			 cache_reg.addr, cache_reg.len);
+		return -EBUSY;
+	}
+
+	pgmap = devm_kzalloc(&vdev->dev, sizeof(*pgmap), GFP_KERNEL);
+	if (!pgmap)
+		return -ENOMEM;
+	pgmap->type = MEMORY_DEVICE_FS_DAX;
+	/* devm_memremap_pages() wants its own copy of the range */
+	pgmap->range = (struct range) {
+		.start = (phys_addr_t)cache_reg.addr,
+		.end = (phys_addr_t)cache_reg.addr + cache_reg.len - 1,
+	};
+	pgmap->nr_range = 1;
+
+	kaddr = devm_memremap_pages(&vdev->dev, pgmap);
+	if (IS_ERR(kaddr))
+		return PTR_ERR(kaddr);
+
+	dax_dev = alloc_dax(fs, &vfsync_dax_ops);
+	if (IS_ERR_OR_NULL(dax_dev)) {
+		/* Architectures without DAX support */
+		if (!dax_dev || PTR_ERR(dax_dev) == -EOPNOTSUPP)
+			return 0;
+		return PTR_ERR(dax_dev);
+	}
+
+	fs->window_kaddr = kaddr;
+	fs->window_phys_addr = (phys_addr_t)cache_reg.addr;
+	fs->window_len = (phys_addr_t)cache_reg.len;
+	fs->dax_dev = dax_dev;
+	dev_info(&vdev->dev, "DAX window: 0x%llx bytes at 0x%llx\n",
+		 cache_reg.len, cache_reg.addr);
+
+	return devm_add_action_or_reset(&vdev->dev, vfsync_cleanup_dax,
+					fs->dax_dev);
+}
+
 /* Probe and remove */
 
 static int vfsync_read_tag(struct virtio_device *vdev, struct vfsync_dev *fs)
@@ -1137,6 +1249,10 @@ static int vfsync_probe(struct virtio_device *vdev)
 		goto out;
 
 	ret = vfsync_setup_maps(vdev, fs);
+	if (ret < 0)
+		goto out_vqs;
+
+	ret = vfsync_setup_dax(vdev, fs);
 	if (ret < 0)
 		goto out_vqs;
 

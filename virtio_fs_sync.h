@@ -86,6 +86,9 @@ struct vfsync_dev {
 	unsigned int *req_map;
 	unsigned int *sync_map;
 	struct dax_device *dax_dev;	/* NULL: no DAX window */
+	void *window_kaddr;
+	phys_addr_t window_phys_addr;
+	size_t window_len;
 };
 
 /*
