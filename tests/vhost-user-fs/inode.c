@@ -105,11 +105,30 @@ static void close_all(const int *fds, int n)
 		close(fds[n]);
 }
 
+/*
+ * A free slot holds the next free slot's number, shifted and tagged with
+ * the low bit, which no inode pointer has.
+ */
+static struct inode *free_link(uint32_t next)
+{
+	return (struct inode *)(((uintptr_t)next << 1) | 1);
+}
+
+static bool slot_is_free(const struct inode *p)
+{
+	return !p || ((uintptr_t)p & 1);
+}
+
+static uint32_t free_next(const struct inode *p)
+{
+	return (uint32_t)((uintptr_t)p >> 1);
+}
+
 static struct inode *slot_find_locked(struct inode_table *t, uint64_t nodeid)
 {
 	uint32_t slot = (uint32_t)nodeid;
 
-	if (slot == 0 || slot >= t->nslots || !t->slots[slot] ||
+	if (slot == 0 || slot >= t->nslots || slot_is_free(t->slots[slot]) ||
 	    t->gens[slot] != (uint32_t)(nodeid >> 32))
 		return NULL;
 	return t->slots[slot];
@@ -133,7 +152,7 @@ static int slot_alloc_locked(struct inode_table *t, struct inode *ino)
 		t->gens = g;
 		/* slot 0 is never used; slot 1 is the root (FUSE_ROOT_ID) */
 		for (i = n - 1; i >= (t->nslots ? t->nslots : 2); i--) {
-			s[i] = (struct inode *)(uintptr_t)t->free_head;
+			s[i] = free_link(t->free_head);
 			g[i] = 0;
 			t->free_head = i;
 		}
@@ -142,7 +161,7 @@ static int slot_alloc_locked(struct inode_table *t, struct inode *ino)
 		t->nslots = n;
 		slot = t->free_head;
 	}
-	t->free_head = (uint32_t)(uintptr_t)t->slots[slot];
+	t->free_head = free_next(t->slots[slot]);
 	t->slots[slot] = ino;
 	ino->nodeid = ((uint64_t)t->gens[slot] << 32) | slot;
 	return 0;
@@ -195,7 +214,7 @@ static int free_locked(struct inode_table *t, struct inode *ino)
 		pp = &(*pp)->hnext;
 	*pp = ino->hnext;
 	lru_del(t, ino);
-	t->slots[slot] = (struct inode *)(uintptr_t)t->free_head;
+	t->slots[slot] = free_link(t->free_head);
 	t->gens[slot]++;
 	t->free_head = slot;
 	if (fd >= 0)
@@ -503,8 +522,8 @@ void inode__table_reset(struct inode_table *t)
 		struct inode *ino = t->slots[i];
 		int fd;
 
-		if ((uintptr_t)ino < t->nslots || ino == t->root)
-			continue;	/* free-list link, not an inode */
+		if (slot_is_free(ino) || ino == t->root)
+			continue;
 		/* a request still holding it frees it on its last put */
 		ino->nlookup = 0;
 		if (!dead(ino))
@@ -540,7 +559,7 @@ int inode__table_init(struct inode_table *t, int root_fd, unsigned long fd_max)
 		return -err;
 	pthread_mutex_lock(&t->lock);
 	/* FUSE_ROOT_ID is 1: move the root into slot 1 */
-	t->slots[(uint32_t)root->nodeid] = (struct inode *)(uintptr_t)t->free_head;
+	t->slots[(uint32_t)root->nodeid] = free_link(t->free_head);
 	t->free_head = (uint32_t)root->nodeid;
 	t->slots[1] = root;
 	t->gens[1] = 0;

@@ -399,6 +399,18 @@ static void t_fuse_malformed(void)
 	CHECK(e2 == -EINVAL);
 	/* short argument struct */
 	CHECK(req(FUSE_MKDIR, 1, "x", (size_t)1, NULL).error == -EINVAL);
+	/* forgetting nodeids that were never handed out */
+	{
+		struct { struct fuse_batch_forget_in b; struct fuse_forget_one o[3]; } bf = {
+			{ .count = 5 },
+			{ { 99, 1 }, { 0xffffffff00000001ULL, 1 }, { 1, 1000 } },
+		};
+		struct fuse_forget_in fi = { .nlookup = 3 };
+
+		CHECK(req(FUSE_BATCH_FORGET, 0, &bf, sizeof(bf), NULL).len == 0);
+		CHECK(req(FUSE_FORGET, 12345, &fi, sizeof(fi), NULL).len == 0);
+		CHECK(req(FUSE_GETATTR, 1, S("0123456789abcdef"), NULL).error == 0);
+	}
 	/* unknown file handle */
 	{
 		struct fuse_read_in rd = { .fh = 77, .size = 10 };

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target for the two decoders that eat guest bytes: the FUSE
+ * request decoder (first input byte even) and the virtqueue walker (odd),
+ * which gets the rest of the input as its descriptor table and avail ring.
+ * Built with `make fuzz`; seeds in tests/corpus/.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <linux/fuse.h>
+
+#include "fuse_server.h"
+#include "vring.h"
+
+static struct fuse_server *srv;
+static struct fuse_ctx *ctx;
+static struct options opt;
+
+static void setup(void)
+{
+	static char dir[] = "/tmp/vufs-fuzz-XXXXXX";
+	struct fuse_init_in init = { .major = 7, .minor = 38 };
+	struct fuse_in_header *ih;
+	int err;
+
+	if (!mkdtemp(dir))
+		abort();
+	umask(0);
+	opt.shared_dir = dir;
+	opt.xattr = true;
+	opt.fd_cache = 16;
+	srv = fuse_server__new(&opt);
+	ctx = fuse_ctx__new();
+	if (!srv || !ctx)
+		abort();
+	ih = (void *)ctx->in;
+	memset(ih, 0, sizeof(*ih));
+	ih->len = sizeof(*ih) + sizeof(init);
+	ih->opcode = FUSE_INIT;
+	memcpy(ih + 1, &init, sizeof(init));
+	fuse_server__handle(srv, ctx, ih->len, ctx->out_cap, &err);
+}
+
+static void fuzz_fuse(const uint8_t *data, size_t size)
+{
+	const struct fuse_in_header *ih = (const void *)data;
+	int err;
+
+	if (size > ctx->in_cap)
+		return;
+	/* would allocate real disk space on the host */
+	if (size >= sizeof(*ih) && ih->opcode == FUSE_FALLOCATE)
+		return;
+	memcpy(ctx->in, data, size);
+	fuse_server__handle(srv, ctx, size, ctx->out_cap, &err);
+}
+
+#define QN	16
+
+static void fuzz_vring(const uint8_t *data, size_t size)
+{
+	static uint8_t *mem;
+	static struct mem_table mt;
+	struct iovec iov[64];
+	struct vring_elem e = { .iov = iov, .iov_max = 64 };
+	struct vring vr;
+	int i;
+
+	if (!mem) {
+		mem = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		mt.nregions = 1;
+		mt.r[0] = (struct mem_region){ .gpa = 0x10000, .size = 1 << 16,
+			.uva = 0x10000, .host = mem };
+	}
+	memset(mem, 0, 0x3000);
+	/* descriptors at 0, avail ring at 0x1000, used at 0x2000 */
+	memcpy(mem, data, size < QN * 16 ? size : QN * 16);
+	if (size > QN * 16)
+		memcpy(mem + 0x1000, data + QN * 16,
+		       size - QN * 16 < 4 + 2 * QN ? size - QN * 16 : 4 + 2 * QN);
+	vring__init(&vr, 0, QN, (void *)mem, (void *)(mem + 0x1000),
+		    (void *)(mem + 0x2000), &mt, true, 0);
+	for (i = 0; i < QN + 1; i++) {
+		int r = vring__pop(&vr, &e);
+		unsigned int k;
+
+		if (r <= 0)
+			break;
+		for (k = 0; k < e.rd_num + e.wr_num; k++)
+			memset(iov[k].iov_base, 0xa5, iov[k].iov_len);
+		vring__push(&vr, e.head, e.wr_len);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!srv)
+		setup();
+	if (!size)
+		return 0;
+	if (data[0] & 1)
+		fuzz_vring(data + 1, size - 1);
+	else
+		fuzz_fuse(data + 1, size - 1);
+	return 0;
+}
