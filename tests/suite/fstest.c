@@ -2145,6 +2145,15 @@ static int t_errno_eloop(void)
 	TRY(make_file("f", 62, 1));
 	SYS(symlink("f", "l"));
 	EXPECT_ERR(open("l", O_RDONLY | O_NOFOLLOW), ELOOP);
+	/*
+	 * O_NOFOLLOW only concerns the last component being a symlink: a
+	 * file or directory opens (a device that re-opens its own fd through
+	 * /proc/self/fd with the guest's flags gets this wrong).
+	 */
+	SYS(close(SYS(open("f", O_RDONLY | O_NOFOLLOW))));
+	SYS(close(SYS(open("f", O_RDWR | O_NOFOLLOW))));
+	SYS(mkdir("d", 0755));
+	SYS(close(SYS(open("d", O_RDONLY | O_DIRECTORY | O_NOFOLLOW))));
 	SYS(symlink("b", "a"));
 	SYS(symlink("a", "b"));
 	EXPECT_ERR(open("a", O_RDONLY), ELOOP);

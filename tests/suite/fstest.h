@@ -53,8 +53,11 @@ static inline const char *errname(int e)
 		_r;							\
 	})
 
-/* The call must fail with errno @e (or @e2). */
-#define EXPECT_ERR2(call, e, e2)					\
+/*
+ * The call must fail with errno @e (or @e2).  @text is the call as written:
+ * stringified here, not in a nested macro, so flag names stay unexpanded.
+ */
+#define EXPECT_ERR_TEXT(text, call, e, e2)				\
 	do {								\
 		long _r;						\
 		int _e;							\
@@ -63,13 +66,14 @@ static inline const char *errname(int e)
 		_e = errno;						\
 		if (_r != -1)						\
 			fail("%s: expected %s, got success (%ld)",	\
-			     #call, errname(e), _r);			\
+			     text, errname(e), _r);			\
 		if (_e != (e) && _e != (e2))				\
-			fail("%s: expected %s, got %s (%s)", #call,	\
+			fail("%s: expected %s, got %s (%s)", text,	\
 			     errname(e), errname(_e), strerror(_e));	\
 	} while (0)
 
-#define EXPECT_ERR(call, e) EXPECT_ERR2(call, e, e)
+#define EXPECT_ERR2(call, e, e2) EXPECT_ERR_TEXT(#call, call, e, e2)
+#define EXPECT_ERR(call, e) EXPECT_ERR_TEXT(#call, call, e, e)
 
 #define EQ(got, want)							\
 	do {								\
