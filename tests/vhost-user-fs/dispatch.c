@@ -181,6 +181,7 @@ static void sync_process(struct fs_queue *q)
 	struct vring_elem e;
 	struct iovec iov[2 * VRING_MAX_SIZE];
 	bool signal = false;
+	unsigned int done = 0;
 	int r;
 
 	e.iov = iov;
@@ -195,11 +196,12 @@ static void sync_process(struct fs_queue *q)
 
 			vring__push(&q->vr, e.head, len);
 			STAT_ADD(s->inline_done, 1);
+			done++;
 		}
 		if (r < 0 || !vring__enable_kick(&q->vr))
 			break;
 	}
-	signal = vring__need_signal(&q->vr);
+	signal = done && vring__need_signal(&q->vr);
 out:
 	pthread_mutex_unlock(&q->lock);
 	/*

@@ -234,8 +234,11 @@ static bool on_signal(void)
 	struct signalfd_siginfo si;
 
 	while (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
-		if (si.ssi_signo == SIGUSR1)
+		if (si.ssi_signo == SIGUSR1) {
 			write_stats();
+			if (opt.stats)
+				dispatch__stats_print(stderr);
+		}
 		else
 			stop_requested = true;
 	}

@@ -391,6 +391,7 @@ static int queue_map(struct fs_dev *dev, struct fs_queue *q)
 	vring__init(&q->vr, q->index, num, desc, avail, used, &dev->mem,
 		    dev->features & BIT(F_EVENT_IDX), last);
 	q->vr.used_idx = used_idx;
+	q->vr.signalled_used = used_idx;
 	q->addr_set = true;
 	return 0;
 }
@@ -748,6 +749,10 @@ static int handle_msg(struct fs_dev *dev, struct vu_msg *m)
 	case VU_SET_FEATURES:
 		dev->features = m->u64;
 		refresh_types(dev);
+		fprintf(stderr, "vhost-user-fs: features 0x%llx, protocol features 0x%llx: sync queues %s\n",
+			(unsigned long long)dev->features,
+			(unsigned long long)dev->protocol_features,
+			dev->sync_active ? "active" : "inactive");
 		return 1;
 	case VU_SET_OWNER:
 		return 1;

@@ -56,6 +56,8 @@ void vring__init(struct vring *vr, unsigned int index, unsigned int num,
 	vr->event_idx = event_idx;
 	vr->last_avail_idx = base;
 	vr->used_idx = base;
+	vr->signalled_used = base;
+	vr->signalled_used_valid = true;
 }
 
 static int vring_fail(struct vring *vr, const char *why)

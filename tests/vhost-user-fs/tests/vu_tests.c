@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vhost-user tests: a small frontend that speaks to a running daemon the
+ * way User-Mode Linux's virtio_uml does (in-band kicks acknowledged with
+ * REPLY_ACK, completions as VRING_CALL on a pipe), so the sync contract
+ * can be checked on the host: when the acknowledgement of a sync queue's
+ * kick arrives, the used entry must already be there.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/fuse.h>
+
+#include "harness.h"
+#include "vring.h"
+
+#define NEED_REPLY	(1u << 3)
+#define QSIZE		64
+#define MEM_GPA		0x40000000ULL
+#define MEM_SIZE	(4u << 20)
+#define RING_AREA(q)	(0x10000u * (q))	/* per queue: desc, avail, used */
+#define BUF_AREA(q)	(0x100000u + 0x20000u * (q))
+
+struct hdr {
+	uint32_t request, flags, size;
+} __attribute__((packed));
+
+static char dir[] = "/tmp/vufs-vu-XXXXXX";
+static char sock_path[300], stats_path[300], share[300], daemon_path[300];
+static pid_t daemon_pid;
+static int sock = -1, pipe_rd = -1, memfd = -1;
+static uint8_t *mem;
+static uint16_t avail_idx[3];
+static uint64_t unique = 100;
+
+static int send_msg(uint32_t req, uint32_t flags, const void *p, uint32_t size,
+		    int fd)
+{
+	uint8_t buf[512];
+	struct hdr h = { req, 1 | flags, size };
+	struct iovec iov = { buf, sizeof(h) + size };
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), p, size);
+	if (fd >= 0) {
+		struct cmsghdr *c;
+
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	return sendmsg(sock, &mh, 0) == (ssize_t)iov.iov_len ? 0 : -1;
+}
+
+static int recv_reply(uint32_t req, void *p, uint32_t size)
+{
+	struct hdr h;
+
+	if (read(sock, &h, sizeof(h)) != sizeof(h))
+		return -1;
+	if (h.request != req || h.flags != 5 || h.size != size)
+		return -1;
+	return read(sock, p, size) == (ssize_t)size ? 0 : -1;
+}
+
+static uint64_t get_u64(uint32_t req)
+{
+	uint64_t v = ~0ULL;
+
+	if (send_msg(req, 0, NULL, 0, -1) || recv_reply(req, &v, sizeof(v)))
+		return ~0ULL;
+	return v;
+}
+
+/* Sends with NEED_REPLY and returns the acknowledged status. */
+static int64_t acked(uint32_t req, const void *p, uint32_t size, int fd)
+{
+	uint64_t st;
+
+	if (send_msg(req, NEED_REPLY, p, size, fd) ||
+	    recv_reply(req, &st, sizeof(st)))
+		return -1;
+	return st;
+}
+
+static void vu_connect(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int i;
+
+	strcpy(sa.sun_path, sock_path);
+	sock = socket(AF_UNIX, SOCK_STREAM, 0);
+	for (i = 0; i < 100; i++) {
+		if (!connect(sock, (struct sockaddr *)&sa, sizeof(sa)))
+			return;
+		usleep(20000);
+	}
+	close(sock);
+	sock = -1;
+}
+
+static void start_daemon(void)
+{
+	if (!mkdtemp(dir))
+		return;
+	snprintf(sock_path, sizeof(sock_path), "%s/sock", dir);
+	snprintf(stats_path, sizeof(stats_path), "%s/stats", dir);
+	snprintf(share, sizeof(share), "%s/share", dir);
+	mkdir(share, 0755);
+	daemon_pid = fork();
+	if (!daemon_pid) {
+		char a[4][320];
+		int null = open("/dev/null", O_WRONLY);
+
+		snprintf(a[0], sizeof(a[0]), "--socket-path=%s", sock_path);
+		snprintf(a[1], sizeof(a[1]), "--shared-dir=%s", share);
+		snprintf(a[2], sizeof(a[2]), "--stats-file=%s", stats_path);
+		if (!getenv("VUFS_TEST_VERBOSE"))
+			dup2(null, 2);
+		execl(daemon_path, daemon_path, a[0], a[1], a[2],
+		      "--persistent", "--sync-queues=1", "--request-queues=1",
+		      (char *)NULL);
+		_exit(127);
+	}
+}
+
+struct vq {
+	struct vring_desc *desc;
+	struct vring_avail *avail;
+	struct vring_used *used;
+	uint64_t gpa_desc, gpa_avail, gpa_used;
+};
+
+static struct vq vq_of(unsigned int q)
+{
+	uint32_t base = RING_AREA(q);
+
+	return (struct vq){
+		.desc = (void *)(mem + base),
+		.avail = (void *)(mem + base + 0x1000),
+		.used = (void *)(mem + base + 0x2000),
+		.gpa_desc = MEM_GPA + base,
+		.gpa_avail = MEM_GPA + base + 0x1000,
+		.gpa_used = MEM_GPA + base + 0x2000,
+	};
+}
+
+static uint16_t *used_event(unsigned int q)
+{
+	return &vq_of(q).avail->ring[QSIZE];
+}
+
+/* Puts a two-descriptor request on queue q; returns the reply's address. */
+static struct fuse_out_header *submit(unsigned int q, uint32_t opcode,
+				      uint64_t nodeid, const void *arg,
+				      uint32_t arglen, uint32_t out_len)
+{
+	struct vq v = vq_of(q);
+	uint32_t in_off = BUF_AREA(q), out_off = BUF_AREA(q) + 0x8000;
+	struct fuse_in_header *ih = (void *)(mem + in_off);
+	uint16_t slot = avail_idx[q] % QSIZE, head = (avail_idx[q] * 2) % QSIZE;
+
+	memset(ih, 0, sizeof(*ih));
+	ih->len = sizeof(*ih) + arglen;
+	ih->opcode = opcode;
+	ih->unique = unique++;
+	ih->nodeid = nodeid;
+	memcpy(ih + 1, arg, arglen);
+	memset(mem + out_off, 0, out_len);
+	v.desc[head] = (struct vring_desc){ MEM_GPA + in_off, ih->len,
+		VRING_DESC_F_NEXT, (uint16_t)(head + 1) };
+	v.desc[head + 1] = (struct vring_desc){ MEM_GPA + out_off, out_len,
+		VRING_DESC_F_WRITE, 0 };
+	v.avail->ring[slot] = head;
+	__atomic_store_n(&v.avail->idx, ++avail_idx[q], __ATOMIC_RELEASE);
+	return (void *)(mem + out_off);
+}
+
+static int64_t kick(unsigned int q)
+{
+	uint32_t st[2] = { q, 0 };
+
+	return acked(35, st, sizeof(st), -1);
+}
+
+static bool pipe_has_call(unsigned int q, int timeout_ms)
+{
+	struct pollfd p = { pipe_rd, POLLIN, 0 };
+	struct { struct hdr h; uint32_t idx, num; } __attribute__((packed)) m;
+
+	if (poll(&p, 1, timeout_ms) != 1)
+		return false;
+	if (read(pipe_rd, &m, sizeof(m)) != sizeof(m))
+		return false;
+	return m.h.request == 4 && !(m.h.flags & NEED_REPLY) && m.idx == q;
+}
+
+static void t_handshake(void)
+{
+	uint64_t f, pf, want_pf = (1 << 3) | (1 << 5) | (1 << 9) | (1 << 14);
+	int fds[2];
+
+	start_daemon();
+	vu_connect();
+	CHECK(sock >= 0);
+	CHECK(send_msg(3, 0, NULL, 0, -1) == 0);	/* SET_OWNER */
+	f = get_u64(1);
+	CHECK(f != ~0ULL);
+	CHECK(f & (1ULL << 1));				/* VIRTIO_FS_F_SYNC */
+	CHECK(f & (1ULL << 30) && f & (1ULL << 32));
+	CHECK(f & (1ULL << 28) && f & (1ULL << 29));
+	pf = get_u64(15);
+	CHECK((pf & want_pf) == want_pf);
+	CHECK(acked(16, &want_pf, 8, -1) == 0);
+	CHECK(pipe2(fds, O_CLOEXEC) == 0);
+	pipe_rd = fds[0];
+	CHECK(acked(21, NULL, 0, fds[1]) == 0);		/* SET_SLAVE_REQ_FD */
+	close(fds[1]);
+	CHECK(get_u64(1) & (1ULL << 1));		/* still offered */
+}
+
+static void t_config(void)
+{
+	struct { uint32_t off, size, flags; uint8_t cfg[48]; } __attribute__((packed)) c = {
+		0, 48, 0, { 0 } }, r;
+
+	CHECK(send_msg(24, 0, &c, sizeof(c), -1) == 0);
+	CHECK(recv_reply(24, &r, sizeof(r)) == 0);
+	CHECK(r.size == 48 && !memcmp(r.cfg, "share", 6));
+	CHECK(*(uint32_t *)(r.cfg + 36) == 1);		/* request queues */
+	CHECK(*(uint32_t *)(r.cfg + 44) == 1);		/* sync queues */
+}
+
+static void t_setup_rings(void)
+{
+	uint64_t f = (1ULL << 32) | (1ULL << 29) | (1ULL << 30) | (1ULL << 1);
+	struct { uint32_t n, pad; uint64_t gpa, size, uva, off; } mt = {
+		1, 0, MEM_GPA, MEM_SIZE, MEM_GPA, 0 };
+	unsigned int q;
+
+	CHECK(acked(2, &f, 8, -1) == 0);
+	memfd = memfd_create("guest", MFD_CLOEXEC);
+	CHECK(memfd >= 0 && ftruncate(memfd, MEM_SIZE) == 0);
+	mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	CHECK(mem != MAP_FAILED);
+	CHECK(acked(5, &mt, sizeof(mt), memfd) == 0);
+	for (q = 0; q < 3; q++) {
+		struct vq v = vq_of(q);
+		uint32_t st[2] = { q, QSIZE }, base[2] = { q, 0 }, en[2] = { q, 1 };
+		struct { uint32_t idx, flags; uint64_t desc, used, avail, log; }
+			__attribute__((packed)) a = { q, 0, v.gpa_desc, v.gpa_used,
+						      v.gpa_avail, 0 };
+
+		CHECK(acked(8, st, 8, -1) == 0);
+		CHECK(acked(10, base, 8, -1) == 0);
+		CHECK(acked(9, &a, sizeof(a), -1) == 0);
+		CHECK(acked(18, en, 8, -1) == 0);
+	}
+	/* a ring outside the memory table is refused */
+	{
+		struct { uint32_t idx, flags; uint64_t desc, used, avail, log; }
+			__attribute__((packed)) a = { 3, 0, 0x1000, 0x2000, 0x3000, 0 };
+		uint32_t st[2] = { 3, QSIZE };
+
+		CHECK(acked(8, st, 8, -1) == 0);
+		CHECK(acked(9, &a, sizeof(a), -1) == 1);
+	}
+}
+
+static void t_request_queue(void)
+{
+	struct fuse_init_in init = { .major = 7, .minor = 41,
+		.max_readahead = 65536 };
+	struct fuse_out_header *oh;
+	struct vq v = vq_of(1);
+
+	oh = submit(1, FUSE_INIT, 0, &init, sizeof(init), 4096);
+	CHECK(kick(1) == 0);
+	/* completion comes later, as a VRING_CALL on the backend channel */
+	CHECK(pipe_has_call(1, 5000));
+	CHECK(__atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE) == 1);
+	CHECK(oh->error == 0 && oh->unique == unique - 1);
+	CHECK(v.used->ring[0].len == oh->len);
+}
+
+static void t_sync_queue(void)
+{
+	struct fuse_getattr_in gi = { 0 };
+	struct fuse_out_header *oh;
+	struct vq v = vq_of(2);
+	int i;
+
+	/* the driver keeps callbacks off: used_event far behind */
+	*used_event(2) = 0x8000;
+	for (i = 0; i < 50; i++) {
+		oh = submit(2, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
+		CHECK(kick(2) == 0);
+		/* no waiting: the reply must be there with the ack */
+		CHECK(__atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE) == i + 1);
+		CHECK(oh->error == 0 && oh->unique == unique - 1);
+		CHECK(oh->len == sizeof(*oh) + sizeof(struct fuse_attr_out));
+	}
+	CHECK(!pipe_has_call(2, 100));
+	/* callbacks enabled: the inline completion is signalled as usual */
+	*used_event(2) = avail_idx[2];
+	submit(2, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
+	CHECK(kick(2) == 0);
+	CHECK(__atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE) == 51);
+	CHECK(pipe_has_call(2, 2000));
+}
+
+static void t_sync_batch(void)
+{
+	struct fuse_getattr_in gi = { 0 };
+	struct vq v = vq_of(2);
+	int i;
+
+	*used_event(2) = 0x8000;
+	/* several buffers behind one kick: all done before the ack */
+	for (i = 0; i < 10; i++)
+		submit(2, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
+	CHECK(kick(2) == 0);
+	CHECK(__atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE) == 61);
+}
+
+static void t_broken_ring(void)
+{
+	struct vq v = vq_of(1);
+	uint16_t slot = avail_idx[1] % QSIZE;
+	uint32_t st[2] = { 1, 0 };
+	struct { uint32_t idx, num; } r;
+
+	v.desc[10] = (struct vring_desc){ MEM_GPA + MEM_SIZE - 4, 64, 0, 0 };
+	v.avail->ring[slot] = 10;
+	__atomic_store_n(&v.avail->idx, ++avail_idx[1], __ATOMIC_RELEASE);
+	CHECK(kick(1) == 0);
+	usleep(100000);
+	CHECK(v.used->idx == 1);	/* nothing published for it */
+	/* the device is still alive and answers */
+	CHECK(send_msg(11, 0, st, sizeof(st), -1) == 0);	/* GET_VRING_BASE */
+	CHECK(recv_reply(11, &r, sizeof(r)) == 0);
+	CHECK(r.idx == 1);
+}
+
+static void t_no_inband(void)
+{
+	uint64_t pf = (1 << 3) | (1 << 5) | (1 << 9);
+	struct { uint32_t off, size, flags; uint8_t cfg[48]; } __attribute__((packed)) c = {
+		0, 48, 0, { 0 } }, r;
+
+	/* a new frontend (the daemon runs with --persistent) without in-band */
+	close(sock);
+	vu_connect();
+	CHECK(sock >= 0);
+	CHECK(get_u64(1) & (1ULL << 1));	/* protocol not known yet */
+	CHECK(acked(16, &pf, 8, -1) == 0);
+	CHECK(!(get_u64(1) & (1ULL << 1)));
+	CHECK(send_msg(24, 0, &c, sizeof(c), -1) == 0);
+	CHECK(recv_reply(24, &r, sizeof(r)) == 0);
+	CHECK(*(uint32_t *)(r.cfg + 44) == 0);
+}
+
+static void t_exit_and_stats(void)
+{
+	char buf[2048] = { 0 };
+	int status = -1, fd;
+
+	close(sock);
+	usleep(100000);
+	kill(daemon_pid, SIGTERM);
+	CHECK(waitpid(daemon_pid, &status, 0) == daemon_pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	fd = open(stats_path, O_RDONLY);
+	CHECK(fd >= 0);
+	CHECK(read(fd, buf, sizeof(buf) - 1) > 0);
+	close(fd);
+	CHECK(strstr(buf, "queue=0 type=hiprio requests=0 inline=0 late=0 errors=0 bytes_in=0 bytes_out=0\n"));
+	CHECK(strstr(buf, "queue=1 type=request requests=1 inline=0 late=0 errors=0 "));
+	CHECK(strstr(buf, "queue=2 type=sync requests=61 inline=61 late=0 errors=0 "));
+}
+
+void vu_tests(const char *daemon)
+{
+	snprintf(daemon_path, sizeof(daemon_path), "%s", daemon);
+	signal(SIGPIPE, SIG_IGN);
+	test_run("vhost-user: UML-style handshake", t_handshake);
+	test_run("vhost-user: GET_CONFIG", t_config);
+	test_run("vhost-user: memory table and rings", t_setup_rings);
+	test_run("vhost-user: request queue completes by VRING_CALL", t_request_queue);
+	test_run("vhost-user: sync queue done before the kick's ack", t_sync_queue);
+	test_run("vhost-user: sync queue batch", t_sync_batch);
+	test_run("vhost-user: broken ring is contained", t_broken_ring);
+	test_run("vhost-user: no sync offer without in-band kicks", t_no_inband);
+	test_run("vhost-user: clean exit and stats", t_exit_and_stats);
+	if (daemon_pid > 0 && !kill(daemon_pid, 0)) {
+		kill(daemon_pid, SIGKILL);
+		waitpid(daemon_pid, NULL, 0);
+	}
+	if (mem)
+		munmap(mem, MEM_SIZE);
+	{
+		char cmd[400];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		if (system(cmd))
+			return;
+	}
+}
