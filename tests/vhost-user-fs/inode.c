@@ -389,7 +389,11 @@ static struct inode *inode_new(struct inode_table *t, int fd,
 	if (!name_to_handle_at(fd, "", fh, &mount_id, AT_EMPTY_PATH))
 		ino->mount_fd = mount_fd_for(t, mount_id, fd, st);
 	if (ino->mount_fd >= 0) {
-		ino->fh = fh;
+		/* most handles are far below MAX_HANDLE_SZ: keep what is used */
+		struct file_handle *small = realloc(fh, sizeof(*fh) +
+						    fh->handle_bytes);
+
+		ino->fh = small ? small : fh;
 	} else {
 		/* no handles on this file system: keep the fd for good */
 		free(fh);

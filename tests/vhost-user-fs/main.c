@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -291,6 +292,25 @@ static int accept_frontend(int lfd)
 	}
 }
 
+/*
+ * Open files need real fds on top of the inode cache: take the hard limit,
+ * and keep the cache well inside it.
+ */
+static void fd_limits(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur != RLIM_INFINITY && opt.fd_cache > rl.rlim_cur / 4) {
+		opt.fd_cache = rl.rlim_cur / 4 ? rl.rlim_cur / 4 : 1;
+		fprintf(stderr, "vhost-user-fs: fd limit %llu: fd cache %u\n",
+			(unsigned long long)rl.rlim_cur, opt.fd_cache);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static struct fs_dev dev;
@@ -299,6 +319,7 @@ int main(int argc, char **argv)
 	int lfd, ret = 0;
 
 	parse_args(argc, argv);
+	fd_limits();
 	/* the guest kernel applies the caller's umask before sending modes */
 	umask(0);
 
