@@ -1,0 +1,211 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# guest-bench.sh: run the virtio-fs benchmark workloads on one directory
+# inside any running Linux guest, and print one JSON object per line on
+# stdout (progress goes to stderr). `make bench` runs it through tests/vm/run;
+# on another host (a libkrun guest, ...) run it by hand on the mounted share:
+#
+#   sh tests/bench/guest-bench.sh --dir /mnt/share --size reduced
+#
+# Needs: a POSIX sh, fio (for the fio workload), tar and make and cc (build),
+# and the vfsbench helper (tests/bench/vfsbench.c; built from source with cc
+# into a temporary directory when --vfsbench is not given and
+# build/bench/vfsbench does not exist). Run as root so that caches can be
+# dropped between phases (echo 3 > /proc/sys/vm/drop_caches); every line
+# says whether that worked.
+#
+# Options:
+#   --dir DIR           directory to work in (default: the current one)
+#   --size quick|reduced|full   workload sizes (default full; see sizes below)
+#   --workloads LIST    comma-separated subset of
+#                       floor,fio,unlink,smallfile,seq,build (default all)
+#   --jobs N            "one per vCPU" count (default: online CPUs)
+#   --vfsbench PATH     the helper binary
+#   --tarball FILE      source tarball for the build workload
+#                       (default build/bench/objtool-src.tar.gz)
+#   --make-dir REL      directory in the tarball to run make -jN in
+#                       (default tools/objtool)
+#   --label TEXT        copied into every line as "label"
+#   --no-drop           do not drop caches (lines say caches_dropped 0)
+#
+# Every line has "phase", "rc", the guest CPU time of the phase from
+# /proc/stat ("cpu_*_ticks", all CPUs, in "hz" ticks per second) and the
+# fields of the measurement (see vfsbench.c; fio lines carry fio's JSON).
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+dir=. size=full workloads=floor,fio,unlink,smallfile,seq,build jobs= vfsbench=
+tarball=$here/../../build/bench/objtool-src.tar.gz make_dir=tools/objtool label=
+no_drop=0
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--dir) dir=$2; shift 2 ;;
+	--size) size=$2; shift 2 ;;
+	--workloads) workloads=$2; shift 2 ;;
+	--jobs) jobs=$2; shift 2 ;;
+	--vfsbench) vfsbench=$2; shift 2 ;;
+	--tarball) tarball=$2; shift 2 ;;
+	--make-dir) make_dir=$2; shift 2 ;;
+	--label) label=$2; shift 2 ;;
+	--no-drop) no_drop=1; shift ;;
+	-h | --help) sed -n '3,/^set -u/p' "$0" | sed 's/^# \{0,1\}//; /^set -u/d'; exit 0 ;;
+	*) echo "guest-bench: unknown option $1" >&2; exit 2 ;;
+	esac
+done
+
+# Sizes. full is benchmarks.md; reduced and quick scale it down (say so in
+# any report: every line carries the sizes it ran with).
+case $size in
+quick)
+	fio_size=64M fio_runtime=5 unlink_n=2000 sf_n=500 seq_mib=64 stat_n=2000 ;;
+reduced)
+	fio_size=256M fio_runtime=20 unlink_n=19000 sf_n=5000 seq_mib=256 stat_n=10000 ;;
+full)
+	fio_size=1G fio_runtime=60 unlink_n=50000 sf_n=5000 seq_mib=1024 stat_n=20000 ;;
+*) echo "guest-bench: --size quick|reduced|full" >&2; exit 2 ;;
+esac
+
+if [ -z "$jobs" ]; then
+	jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || grep -c '^processor' /proc/cpuinfo)
+fi
+hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
+cd "$dir" || exit 2
+dir=$(pwd)
+work=$dir/.guest-bench.$$
+mkdir -p "$work" || exit 2
+tmp=${TMPDIR:-/tmp}/guest-bench.$$
+mkdir -p "$tmp" || exit 2
+trap 'rm -rf "$work" "$tmp"' EXIT
+
+if [ -z "$vfsbench" ]; then
+	vfsbench=$here/../../build/bench/vfsbench
+	if [ ! -x "$vfsbench" ]; then
+		vfsbench=$tmp/vfsbench
+		cc -O2 -o "$vfsbench" "$here/vfsbench.c" -lm ||
+			{ echo "guest-bench: cannot build vfsbench" >&2; exit 2; }
+	fi
+fi
+
+progress() { echo "guest-bench: $(cut -d' ' -f1 /proc/uptime)s $*" >&2; }
+
+drop_caches() {
+	dropped=0
+	[ $no_drop = 1 ] && return
+	sync
+	echo 3 >/proc/sys/vm/drop_caches 2>/dev/null && dropped=1 || dropped=0
+}
+
+cpu_now() {
+	# user nice system idle iowait irq softirq steal, summed over CPUs
+	read -r _cpu c_user c_nice c_sys c_idle c_iowait c_irq c_softirq c_steal _rest </proc/stat
+}
+
+# run_phase NAME EXTRA_JSON CMD...: drop caches, run CMD (a vfsbench call or
+# a shell function printing one JSON object), print the merged line.
+run_phase() {
+	name=$1 extra=$2
+	shift 2
+	progress "$name"
+	drop_caches
+	cpu_now
+	u0=$c_user n0=$c_nice s0=$c_sys i0=$c_idle w0=$c_iowait q0=$c_irq sq0=$c_softirq
+	"$@" >"$tmp/line" 2>"$tmp/err"
+	rc=$?
+	cpu_now
+	line=$(grep '^{' "$tmp/line" | tail -n 1)
+	[ -n "$line" ] || line="{\"error\":\"$(tail -n 3 "$tmp/err" "$tmp/line" 2>/dev/null | tr '\n"\\' "  /" | cut -c1-300)\"}"
+	[ $rc = 0 ] || sed 's/^/guest-bench: /' "$tmp/err" | tail -n 5 >&2
+	printf '{"phase":"%s","label":"%s","size":"%s","jobs":%s,"rc":%s,"caches_dropped":%s,"hz":%s,' \
+		"$name" "$label" "$size" "$jobs" "$rc" "$dropped" "$hz"
+	printf '"cpu_user_ticks":%s,"cpu_sys_ticks":%s,"cpu_idle_ticks":%s,"cpu_iowait_ticks":%s,"cpu_irq_ticks":%s,' \
+		$((c_user + c_nice - u0 - n0)) $((c_sys - s0)) $((c_idle - i0)) $((c_iowait - w0)) \
+		$((c_irq + c_softirq - q0 - sq0))
+	[ -n "$extra" ] && printf '%s,' "$extra"
+	printf '%s\n' "${line#\{}"
+}
+
+fio_json() {
+	# fio's JSON report, on one line, wrapped with what was asked
+	njobs=$1
+	mkdir -p "$work/fio"
+	fio --name=t --directory="$work/fio" --rw=randrw --bs=4k --size="$fio_size" \
+		--numjobs="$njobs" --time_based --runtime="$fio_runtime" --group_reporting \
+		--ioengine=pvsync --iodepth=1 --direct=1 --output-format=json \
+		--output="$tmp/fio.json" >&2
+	r=$?
+	rm -rf "$work/fio"
+	[ $r = 0 ] || return $r
+	printf '{"test":"fio","numjobs":%s,"file_size":"%s","runtime_s":%s,"fio":' \
+		"$njobs" "$fio_size" "$fio_runtime"
+	sed -n '/^{/,$p' "$tmp/fio.json" | tr -d '\n\t'
+	printf '}\n'
+}
+
+build_untar() {
+	rm -rf "$work/build"
+	mkdir -p "$work/build"
+	"$vfsbench" run untar -- tar -xzf "$tarball" -C "$work/build"
+}
+
+build_make() {
+	"$vfsbench" run make -- make -C "$work/build/$make_dir" -j"$jobs" >>"$tmp/make.log" 2>&1 ||
+		{ tail -n 20 "$tmp/make.log" >&2; return 1; }
+	grep '^{' "$tmp/make.log" | tail -n 1
+}
+
+build_rm() {
+	"$vfsbench" run rm -- rm -rf "$work/build"
+}
+
+has() {
+	case ",$workloads," in *",$1,"*) return 0 ;; esac
+	return 1
+}
+
+progress "start: dir=$dir size=$size jobs=$jobs workloads=$workloads"
+printf '{"phase":"env","label":"%s","size":"%s","jobs":%s,"kernel":"%s","hz":%s,"fs":"%s","mount":"%s"}\n' \
+	"$label" "$size" "$jobs" "$(uname -r)" "$hz" "$(stat -f -c %T "$dir" 2>/dev/null)" \
+	"$(awk -v d="$dir" '$2 == d { m = $1 " " $3 " " $4 } END { print m }' /proc/mounts | tr '"' "'")"
+
+if has floor; then
+	run_phase clockpair "" "$vfsbench" clockpair 20000
+	run_phase nullsys "" "$vfsbench" nullsys 100000
+	run_phase statloop "" "$vfsbench" statloop "$work/statfile" "$stat_n"
+fi
+if has fio; then
+	if command -v fio >/dev/null; then
+		run_phase fio-1 "" fio_json 1
+		if [ "$jobs" -gt 1 ]; then
+			run_phase fio-n "" fio_json "$jobs"
+		fi
+	else
+		echo '{"phase":"fio-1","rc":127,"error":"fio not installed"}'
+	fi
+fi
+if has unlink; then
+	run_phase unlink "" "$vfsbench" unlink "$work/unlink" "$unlink_n"
+fi
+if has smallfile; then
+	run_phase smallfile-1 "" "$vfsbench" smallfile "$work/sf" "$sf_n" 1 4096
+	if [ "$jobs" -gt 1 ]; then
+		run_phase smallfile-n "" "$vfsbench" smallfile "$work/sf" "$sf_n" "$jobs" 4096
+	fi
+fi
+if has seq; then
+	run_phase seqwrite-nofsync "" "$vfsbench" seqwrite "$work/seq" "$seq_mib" nofsync
+	run_phase seqread "" "$vfsbench" seqread "$work/seq"
+	run_phase seqwrite-fsync "" "$vfsbench" seqwrite "$work/seq" "$seq_mib" fsync
+	rm -f "$work/seq"
+fi
+if has build; then
+	if [ -f "$tarball" ]; then
+		run_phase build-untar "\"tarball\":\"$(basename "$tarball")\"" build_untar
+		run_phase build-make "\"make_dir\":\"$make_dir\"" build_make
+		run_phase build-rm "" build_rm
+	else
+		echo "{\"phase\":\"build-make\",\"rc\":2,\"error\":\"no tarball $tarball\"}"
+	fi
+fi
+progress "done"
