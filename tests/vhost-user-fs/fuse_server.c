@@ -1419,6 +1419,10 @@ reply:
 	if (err)
 		r.out_len = 0;
 	*error = err ? -err : 0;
+	if (err && srv->opt->debug)
+		fprintf(stderr, "vhost-user-fs: opcode %u nodeid %llu: %s\n",
+			ih->opcode, (unsigned long long)ih->nodeid,
+			strerror(-err));
 	if (out_max < sizeof(*oh)) {
 		*error = *error ? *error : EIO;
 		return 0;

@@ -57,6 +57,7 @@ static void usage(FILE *f)
 "  --stats                print per-queue counters to stderr at exit\n"
 "  --stats-file=FILE      write them to FILE at exit and on SIGUSR1\n"
 "  --persistent           keep serving new frontends after a disconnect\n"
+"  --debug                log every request that fails to stderr\n"
 "  --help                 this text\n");
 }
 
@@ -113,7 +114,7 @@ static void parse_o(char *arg)
 enum {
 	O_SOCKET = 256, O_SHARED, O_TAG, O_READONLY, O_CACHE, O_WB, O_NOWB,
 	O_XATTR, O_NOXATTR, O_RQ, O_SQ, O_SBIT, O_WORKERS, O_QSIZE, O_STATS,
-	O_STATSFILE, O_PERSIST, O_HELP, O_FDCACHE,
+	O_STATSFILE, O_PERSIST, O_HELP, O_FDCACHE, O_DEBUG,
 };
 
 static void parse_args(int argc, char **argv)
@@ -137,6 +138,7 @@ static void parse_args(int argc, char **argv)
 		{ "stats", no_argument, NULL, O_STATS },
 		{ "stats-file", required_argument, NULL, O_STATSFILE },
 		{ "persistent", no_argument, NULL, O_PERSIST },
+		{ "debug", no_argument, NULL, O_DEBUG },
 		{ "help", no_argument, NULL, O_HELP },
 		{ }
 	};
@@ -189,6 +191,7 @@ static void parse_args(int argc, char **argv)
 		case O_STATS: opt.stats = true; break;
 		case O_STATSFILE: opt.stats_file = optarg; break;
 		case O_PERSIST: opt.persistent = true; break;
+		case O_DEBUG: opt.debug = true; break;
 		case 'o': parse_o(optarg); break;
 		case O_HELP:
 		case 'h':

@@ -16,6 +16,7 @@ struct options {
 	bool xattr;
 	bool stats;
 	bool persistent;
+	bool debug;
 	enum cache_mode cache;
 	unsigned int request_queues;
 	unsigned int sync_queues;

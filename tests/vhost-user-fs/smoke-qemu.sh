@@ -75,10 +75,10 @@ run_one() {
 	case $machine in
 	pci)
 		mach="pc,memory-backend=mem"
-		dev="-device vhost-user-fs-pci,chardev=c,tag=share" ;;
+		dev="-device vhost-user-fs-pci,chardev=c,tag=share,num-request-queues=${QUEUES:-2}" ;;
 	microvm)
 		mach="microvm,acpi=on,memory-backend=mem"
-		dev="-global virtio-mmio.force-legacy=false -device vhost-user-fs-device,chardev=c,tag=share" ;;
+		dev="-global virtio-mmio.force-legacy=false -device vhost-user-fs-device,chardev=c,tag=share,num-request-queues=${QUEUES:-2}" ;;
 	esac
 	# shellcheck disable=SC2086
 	timeout "$timeout" qemu-system-x86_64 -accel tcg,thread=multi -cpu max \
