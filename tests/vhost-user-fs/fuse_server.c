@@ -83,6 +83,7 @@ struct req {
 	uint8_t *out;			/* payload, after the out header */
 	size_t out_max;			/* payload room */
 	size_t out_len;
+	int name_err;			/* why arg_name() failed */
 };
 
 /* ---- scratch space ---- */
@@ -279,21 +280,25 @@ static const char *arg_string(struct req *r)
 	return s;
 }
 
-static bool name_ok(const char *name)
+static int name_check(const char *name)
 {
 	if (!name[0] || strchr(name, '/'))
-		return false;
+		return -EINVAL;
 	if (!strcmp(name, ".") || !strcmp(name, ".."))
-		return false;
-	return strlen(name) <= NAME_MAX;
+		return -EINVAL;
+	return strlen(name) > NAME_MAX ? -ENAMETOOLONG : 0;
 }
 
-/* A name for a new or existing directory entry (not a lookup). */
+/*
+ * A name for a new or existing directory entry (not a lookup); NULL with
+ * r->name_err set if it is missing or unsafe.
+ */
 static const char *arg_name(struct req *r)
 {
 	const char *name = arg_string(r);
 
-	return name && name_ok(name) ? name : NULL;
+	r->name_err = name ? name_check(name) : -EINVAL;
+	return r->name_err ? NULL : name;
 }
 
 static void *out_reserve(struct req *r, size_t size)
@@ -353,8 +358,10 @@ static int do_lookup(struct fuse_server *s, struct inode *dir,
 	struct stat st;
 	int fd, err;
 
-	if (!name[0] || strchr(name, '/') || strlen(name) > NAME_MAX)
+	if (!name[0] || strchr(name, '/'))
 		return -EINVAL;
+	if (strlen(name) > NAME_MAX)
+		return -ENAMETOOLONG;
 	if (!strcmp(name, "..") && inode__nodeid(dir) == FUSE_ROOT_ID)
 		name = ".";
 	fd = openat(inode__fd(dir), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -574,7 +581,9 @@ static int op_symlink(struct req *r, struct inode *dir)
 	const char *target = arg_string(r);
 	int err = 0;
 
-	if (!name || !target)
+	if (!name)
+		return r->name_err;
+	if (!target)
 		return -EINVAL;
 	ROFS_CHECK(r->srv);
 	creds_set(r->ih);
@@ -590,8 +599,10 @@ static int op_mknod(struct req *r, struct inode *dir)
 	const char *name = arg_name(r);
 	int err = 0;
 
-	if (!in || !name)
+	if (!in)
 		return -EINVAL;
+	if (!name)
+		return r->name_err;
 	ROFS_CHECK(r->srv);
 	creds_set(r->ih);
 	if (mknodat(inode__fd(dir), name, in->mode, in->rdev))
@@ -606,8 +617,10 @@ static int op_mkdir(struct req *r, struct inode *dir)
 	const char *name = arg_name(r);
 	int err = 0;
 
-	if (!in || !name)
+	if (!in)
 		return -EINVAL;
+	if (!name)
+		return r->name_err;
 	ROFS_CHECK(r->srv);
 	creds_set(r->ih);
 	if (mkdirat(inode__fd(dir), name, in->mode))
@@ -621,7 +634,7 @@ static int op_unlink(struct req *r, struct inode *dir, int flags)
 	const char *name = arg_name(r);
 
 	if (!name)
-		return -EINVAL;
+		return r->name_err;
 	ROFS_CHECK(r->srv);
 	return unlinkat(inode__fd(dir), name, flags) ? -errno : 0;
 }
@@ -629,13 +642,16 @@ static int op_unlink(struct req *r, struct inode *dir, int flags)
 static int do_rename(struct req *r, struct inode *dir, uint64_t newdir_id,
 		     unsigned int flags)
 {
-	const char *oldname = arg_name(r);
-	const char *newname = arg_name(r);
+	const char *oldname, *newname;
 	struct inode *newdir;
 	int err = 0;
 
-	if (!oldname || !newname)
-		return -EINVAL;
+	oldname = arg_name(r);
+	if (!oldname)
+		return r->name_err;
+	newname = arg_name(r);
+	if (!newname)
+		return r->name_err;
 	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
 		return -EINVAL;
 	ROFS_CHECK(r->srv);
@@ -675,8 +691,10 @@ static int op_link(struct req *r, struct inode *newdir)
 	struct inode *old;
 	int err = 0;
 
-	if (!in || !name)
+	if (!in)
 		return -EINVAL;
+	if (!name)
+		return r->name_err;
 	ROFS_CHECK(r->srv);
 	old = inode__get(&r->srv->it, in->oldnodeid, &err);
 	if (!old)
@@ -693,7 +711,11 @@ static int op_link(struct req *r, struct inode *newdir)
 /* Host open flags for a guest's, or -errno. */
 static int open_flags(struct fuse_server *s, uint32_t flags)
 {
-	int f = flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_DIRECT);
+	/*
+	 * O_NOFOLLOW would refuse the /proc/self/fd link we re-open through;
+	 * OPEN of a symlink inode is refused before we get here.
+	 */
+	int f = flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_DIRECT | O_NOFOLLOW);
 
 	if (s->opt->readonly &&
 	    ((f & O_ACCMODE) != O_RDONLY || (f & O_TRUNC)))
@@ -765,8 +787,10 @@ static int op_create(struct req *r, struct inode *dir)
 	int flags, fd, err;
 	uint64_t fh;
 
-	if (!in || !name)
+	if (!in)
 		return -EINVAL;
+	if (!name)
+		return r->name_err;
 	if (!e || !o)
 		return -EIO;
 	ROFS_CHECK(s);

@@ -502,6 +502,25 @@ static void t_fuse_create_rw(void)
 	CHECK(read(fd, buf, sizeof(buf)) == 11);
 	close(fd);
 	CHECK(!memcmp(buf, "hello world", 11));
+	/* O_NOFOLLOW on a regular file opens it */
+	{
+		struct fuse_open_in oi = { .flags = O_RDONLY | O_NOFOLLOW };
+		struct reply r2 = req(FUSE_OPEN, node, &oi, sizeof(oi), NULL);
+		struct fuse_release_in rel2 = { 0 };
+
+		CHECK(r2.error == 0);
+		rel2.fh = ((struct fuse_open_out *)r2.data)->fh;
+		CHECK(req(FUSE_RELEASE, node, &rel2, sizeof(rel2), NULL).error == 0);
+	}
+	/* names longer than NAME_MAX */
+	{
+		char longname[300];
+
+		memset(longname, 'n', 299);
+		longname[299] = 0;
+		CHECK(req(FUSE_CREATE, 1, &ci, sizeof(ci), longname, (size_t)300, NULL).error == -ENAMETOOLONG);
+		CHECK(req(FUSE_LOOKUP, 1, longname, (size_t)300, NULL).error == -ENAMETOOLONG);
+	}
 	/* create through a name with a slash */
 	CHECK(req(FUSE_CREATE, 1, &ci, sizeof(ci), S("a/b"), NULL).error == -EINVAL);
 	CHECK(req(FUSE_CREATE, 1, &ci, sizeof(ci), S(".."), NULL).error == -EINVAL);
