@@ -826,6 +826,64 @@ fail:
 	return err;
 }
 
+/* O_TMPFILE in dir: like CREATE, but the new inode has no name. */
+static int op_tmpfile(struct req *r, struct inode *dir)
+{
+	const struct fuse_create_in *in = arg_take(r, sizeof(*in));
+	struct fuse_entry_out *e = out_reserve(r, sizeof(*e));
+	struct fuse_open_out *o = out_reserve(r, sizeof(*o));
+	struct fuse_server *s = r->srv;
+	struct inode *ino;
+	int flags, fd, pfd, err = 0;
+	char path[32];
+	struct stat st;
+	uint64_t fh;
+
+	if (!in)
+		return -EINVAL;
+	if (!e || !o)
+		return -EIO;
+	ROFS_CHECK(s);
+	flags = open_flags(s, in->flags);
+	if (flags < 0)
+		return flags;
+	creds_set(r->ih);
+	fd = openat(inode__fd(dir), ".", (flags & ~O_TRUNC) | O_TMPFILE,
+		    in->mode & 07777);
+	if (fd < 0)
+		err = -errno;
+	creds_restore();
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "%d", fd);
+	pfd = openat(s->proc_fd, path, O_PATH | O_CLOEXEC);
+	if (pfd < 0 || fstat(fd, &st)) {
+		err = -errno;
+		if (pfd >= 0)
+			close(pfd);
+		close(fd);
+		return err;
+	}
+	ino = inode__lookup_fd(&s->it, pfd, &st, &err);
+	if (!ino) {
+		close(fd);
+		return -err;
+	}
+	e->nodeid = inode__nodeid(ino);
+	e->entry_valid = s->timeout;
+	e->attr_valid = s->timeout;
+	fill_attr(&e->attr, &st);
+	err = file_new(s, fd, ino, false, &fh);
+	inode__put(&s->it, ino);
+	if (err) {
+		inode__forget(&s->it, e->nodeid, 1);
+		close(fd);
+		return err;
+	}
+	fill_open_out(s, o, fh, false);
+	return 0;
+}
+
 static int op_read(struct req *r)
 {
 	const struct fuse_read_in *in = arg_take(r, sizeof(*in));
@@ -1334,6 +1392,8 @@ static int dispatch_inode(struct req *r, struct inode *ino)
 		return op_open(r, ino);
 	case FUSE_CREATE:
 		return op_create(r, ino);
+	case FUSE_TMPFILE:
+		return op_tmpfile(r, ino);
 	case FUSE_STATFS:
 		return op_statfs(r, ino);
 	case FUSE_SETXATTR:
@@ -1363,7 +1423,7 @@ static bool known_inode_op(uint32_t opcode)
 	case FUSE_READLINK: case FUSE_SYMLINK: case FUSE_MKNOD:
 	case FUSE_MKDIR: case FUSE_UNLINK: case FUSE_RMDIR:
 	case FUSE_RENAME: case FUSE_RENAME2: case FUSE_LINK:
-	case FUSE_OPEN: case FUSE_CREATE: case FUSE_STATFS:
+	case FUSE_OPEN: case FUSE_CREATE: case FUSE_TMPFILE: case FUSE_STATFS:
 	case FUSE_SETXATTR: case FUSE_GETXATTR: case FUSE_LISTXATTR:
 	case FUSE_REMOVEXATTR: case FUSE_OPENDIR: case FUSE_READDIR:
 	case FUSE_READDIRPLUS: case FUSE_ACCESS:
