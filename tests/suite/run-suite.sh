@@ -44,11 +44,14 @@ start=$(date +%s)
 echo "# fstest $dir"
 # shellcheck disable=SC2086 # FSTEST_ARGS is a word list on purpose
 "$bin/fstest" "$dir" $fstest_args || rc=1
+t=$(date +%s)
+echo "# fstest took $((t - start)) s"
 
 sdir=$dir/suite-stress
 echo "# stress $sdir --writers $writers --seconds $seconds"
 rm -rf "$sdir"
 "$bin/stress" "$sdir" --writers "$writers" --seconds "$seconds" || rc=1
+echo "# stress took $(($(date +%s) - t)) s"
 if [ -f "$sdir/MANIFEST" ]; then
 	echo "# verify-manifest (guest side) $sdir"
 	"$bin/verify-manifest" "$sdir" || rc=1
