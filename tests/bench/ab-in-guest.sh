@@ -26,6 +26,9 @@
 # Output: DIR/<config>-r<N>.out (guest-bench.sh lines) and .stats (the
 # driver's counters), and a summary at the end (python3 if present).
 set -u
+# The whole script is one compound command, parsed before it runs: editing
+# the file during a run does not change the run.
+{
 
 here=$(cd "$(dirname "$0")" && pwd)
 tag= ko= size=reduced repeats=3 out=./ab-results configs="tmpfs intree ours-async ours-sync"
@@ -129,3 +132,5 @@ if command -v python3 >/dev/null; then
 else
 	log "results in $out (python3 not found for the summary)"
 fi
+exit
+}

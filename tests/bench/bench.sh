@@ -23,6 +23,9 @@
 #   BENCH_QEMU_WORKLOADS=...       their workloads (default floor,unlink,smallfile,fio)
 #   BENCH_WORKLOADS=...            UML workloads (default all)
 #   BENCH_PIN=CPUS                 taskset list for device and UML (default 1)
+#   BENCH_PIN_PROBE="A B"          pinnings compared in short extra boots of
+#                                  intree and ours-sync (floor and unlink,
+#                                  quick sizes; default "1 0-1"; "" skips)
 #   BENCH_FLAVOR=bench|debug       UML kernel (default bench; debug only to
 #                                  validate the scripts, and the report says so)
 #   BENCH_MEM=MB                   UML memory (default by size)
@@ -30,18 +33,22 @@
 #   BENCH_OUT=DIR                  where the report goes (default bench/results)
 #   BENCH_NAME=NAME                report name (default <date>-<host>)
 set -uo pipefail
+# The whole script is one compound command, parsed before it runs: editing
+# the file during a run does not change the run.
+{
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${VFS_CACHE:-$HOME/.cache/virtio-fs-sync}
 size=${BENCH_SIZE:-full}
 repeats=${BENCH_REPEATS:-3}
-configs=${BENCH_CONFIGS:-tmpfs intree ours-async ours-sync}
+configs=${BENCH_CONFIGS-tmpfs intree ours-async ours-sync}
 floor=${BENCH_FLOOR:-1}
 qemu_configs=${BENCH_QEMU_CONFIGS-q-intree q-ours q-intree-virtiofsd}
 qemu_size=${BENCH_QEMU_SIZE:-quick}
 qemu_workloads=${BENCH_QEMU_WORKLOADS:-floor,unlink,smallfile,fio}
 workloads=${BENCH_WORKLOADS:-floor,fio,unlink,smallfile,seq,build}
 pin=${BENCH_PIN:-1}
+pin_probe=${BENCH_PIN_PROBE-1 0-1}
 flavor=${BENCH_FLAVOR:-bench}
 outdir=${BENCH_OUT:-$repo/bench/results}
 name=${BENCH_NAME:-$(date -u +%Y-%m-%d)-$(hostname -s)}
@@ -86,8 +93,11 @@ if [ ! -s "$tarball" ]; then
 fi
 
 # 2. The UML kernel (built on first use; the runs would each wait for it).
-log "UML kernel ($flavor flavor)"
-linux=$("$repo/scripts/build-uml.sh" "$flavor") || { log "cannot build the UML kernel"; exit 1; }
+linux=
+if [ -n "${configs// /}" ]; then
+	log "UML kernel ($flavor flavor; built on first use, about 10 minutes)"
+	linux=$("$repo/scripts/build-uml.sh" "$flavor") || { log "cannot build the UML kernel"; exit 1; }
+fi
 
 # 3. The run list: repeats outermost, so that drift spreads over configurations.
 raw=$bdir/runs/$name-$(date -u +%H%M%S)
@@ -96,8 +106,8 @@ manifest=$raw/manifest.jsonl
 : >"$manifest"
 
 uml_args() {
-	local c=$1
-	printf '%s\n' --substrate uml --flavor "$flavor" --pin "$pin" --mem "$mem"
+	local c=$1 p=${2:-$pin}
+	printf '%s\n' --substrate uml --flavor "$flavor" --pin "$p" --mem "$mem"
 	case $c in
 	tmpfs) printf '%s\n' --driver none ;;
 	intree) printf '%s\n' --driver intree ;;
@@ -127,6 +137,10 @@ for r in $(seq "$repeats"); do
 		for c in $configs; do [ "$c" = tmpfs ] || runs+=("floor $c $r"); done
 	fi
 	for c in $qemu_configs; do runs+=("qemu $c $r"); done
+	for c in intree ours-sync; do
+		case " $configs " in *" $c "*) ;; *) continue ;; esac
+		for p in $pin_probe; do runs+=("probe $c/pin$p $r"); done
+	done
 done
 total=${#runs[@]}
 log "$total boots: UML [$configs] x $repeats ($size, workloads $workloads)," \
@@ -150,6 +164,10 @@ for run in "${runs[@]}"; do
 		mapfile -t args < <(uml_args "$c")
 		args+=(--dev-opts --cache=never)
 		gargs=(--size "$size" --workloads floor)
+		;;
+	probe)
+		mapfile -t args < <(uml_args "${c%%/*}" "${c#*/pin}")
+		gargs=(--size quick --workloads floor,unlink)
 		;;
 	qemu)
 		mapfile -t args < <(qemu_args "$c")
@@ -194,13 +212,14 @@ done
 	echo "gcc_version=$(gcc -dumpfullversion 2>/dev/null)"
 	echo "qemu_version=$(qemu-system-x86_64 --version 2>/dev/null | head -n 1)"
 	echo "pin=$pin"
+	echo "pin_probe=$pin_probe"
 	echo "size=$size"
 	echo "qemu_size=$qemu_size"
 	echo "repeats=$repeats"
 	echo "mem_mb=$mem"
 	echo "tarball=$(basename "$tarball") $(stat -c %s "$tarball") bytes, $(tar -tzf "$tarball" | grep -vc '/$') files"
 	echo "device=tests/vhost-user-fs/vhost-user-fs, options from tests/vm/run: --request-queues=<vCPUs> --sync-queues=<vCPUs> (UML: 1 and 1), device defaults otherwise (cache=auto, no writeback, 1 worker); floor boots add --cache=never"
-	echo "command=make bench (BENCH_SIZE=$size BENCH_REPEATS=$repeats BENCH_PIN=$pin BENCH_FLAVOR=$flavor BENCH_CONFIGS='$configs' BENCH_QEMU_CONFIGS='$qemu_configs' BENCH_QEMU_SIZE=$qemu_size BENCH_WORKLOADS=$workloads BENCH_FLOOR=$floor)"
+	echo "command=make bench (BENCH_SIZE=$size BENCH_REPEATS=$repeats BENCH_PIN=$pin BENCH_FLAVOR=$flavor BENCH_CONFIGS='$configs' BENCH_QEMU_CONFIGS='$qemu_configs' BENCH_QEMU_SIZE=$qemu_size BENCH_WORKLOADS=$workloads BENCH_FLOOR=$floor BENCH_PIN_PROBE='$pin_probe')"
 	echo "wall_s=$(($(date +%s) - t_start))"
 } >"$raw/env"
 
@@ -210,3 +229,5 @@ python3 "$repo/tests/bench/report.py" collect "$raw" >"$outdir/$name.json" ||
 python3 "$repo/tests/bench/report.py" render "$outdir/$name.json" "$outdir/$name.md" "$outdir/$name" ||
 	{ log "render failed"; exit 1; }
 log "done in $(hms $(($(date +%s) - t_start))): $outdir/$name.md"
+exit
+}

@@ -33,6 +33,9 @@
 # /proc/stat ("cpu_*_ticks", all CPUs, in "hz" ticks per second) and the
 # fields of the measurement (see vfsbench.c; fio lines carry fio's JSON).
 set -u
+# The whole script is one compound command, parsed before it runs: editing
+# the file during a run does not change the run.
+{
 
 here=$(cd "$(dirname "$0")" && pwd)
 dir=. size=full workloads=floor,fio,unlink,smallfile,seq,build jobs= vfsbench=
@@ -59,11 +62,11 @@ done
 # any report: every line carries the sizes it ran with).
 case $size in
 quick)
-	fio_size=64M fio_runtime=5 unlink_n=2000 sf_n=500 seq_mib=64 stat_n=2000 ;;
+	fio_mib=64 fio_runtime=5 unlink_n=2000 sf_n=500 seq_mib=64 stat_n=2000 ;;
 reduced)
-	fio_size=256M fio_runtime=20 unlink_n=19000 sf_n=5000 seq_mib=256 stat_n=10000 ;;
+	fio_mib=256 fio_runtime=20 unlink_n=19000 sf_n=5000 seq_mib=256 stat_n=10000 ;;
 full)
-	fio_size=1G fio_runtime=60 unlink_n=50000 sf_n=5000 seq_mib=1024 stat_n=20000 ;;
+	fio_mib=1024 fio_runtime=60 unlink_n=50000 sf_n=5000 seq_mib=1024 stat_n=20000 ;;
 *) echo "guest-bench: --size quick|reduced|full" >&2; exit 2 ;;
 esac
 
@@ -75,8 +78,13 @@ cd "$dir" || exit 2
 dir=$(pwd)
 work=$dir/.guest-bench.$$
 mkdir -p "$work" || exit 2
-tmp=${TMPDIR:-/tmp}/guest-bench.$$
-mkdir -p "$tmp" || exit 2
+# Scratch files off the share where possible (a QEMU guest's /tmp is the
+# host's, read-only).
+tmp=
+for t in ${TMPDIR:-} /tmp /dev/shm /run "$work"; do
+	mkdir -p "$t/guest-bench-tmp.$$" 2>/dev/null && { tmp=$t/guest-bench-tmp.$$; break; }
+done
+[ -n "$tmp" ] || exit 2
 trap 'rm -rf "$work" "$tmp"' EXIT
 
 if [ -z "$vfsbench" ]; then
@@ -127,18 +135,26 @@ run_phase() {
 }
 
 fio_json() {
-	# fio's JSON report, on one line, wrapped with what was asked
+	# fio's JSON report, on one line, wrapped with what was asked. The
+	# files are laid out beforehand with 1 MiB writes (fio would lay them
+	# out with 4 KiB direct writes, which takes minutes on a slow guest).
 	njobs=$1
 	mkdir -p "$work/fio"
-	fio --name=t --directory="$work/fio" --rw=randrw --bs=4k --size="$fio_size" \
+	j=0
+	while [ $j -lt "$njobs" ]; do
+		"$vfsbench" seqwrite "$work/fio/t.$j.0" "$fio_mib" fsync >/dev/null || return 1
+		j=$((j + 1))
+	done
+	drop_caches
+	fio --name=t --directory="$work/fio" --rw=randrw --bs=4k --size="${fio_mib}M" \
 		--numjobs="$njobs" --time_based --runtime="$fio_runtime" --group_reporting \
 		--ioengine=pvsync --iodepth=1 --direct=1 --output-format=json \
 		--output="$tmp/fio.json" >&2
 	r=$?
 	rm -rf "$work/fio"
 	[ $r = 0 ] || return $r
-	printf '{"test":"fio","numjobs":%s,"file_size":"%s","runtime_s":%s,"fio":' \
-		"$njobs" "$fio_size" "$fio_runtime"
+	printf '{"test":"fio","numjobs":%s,"file_mib":%s,"runtime_s":%s,"fio":' \
+		"$njobs" "$fio_mib" "$fio_runtime"
 	sed -n '/^{/,$p' "$tmp/fio.json" | tr -d '\n\t'
 	printf '}\n'
 }
@@ -209,3 +225,5 @@ if has build; then
 	fi
 fi
 progress "done"
+exit
+}
