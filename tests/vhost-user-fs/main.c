@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -221,7 +222,10 @@ static void write_stats(void)
 		FILE *f;
 
 		snprintf(tmp, sizeof(tmp), "%s.tmp", opt.stats_file);
-		f = fopen(tmp, "w");
+		int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			      0644);
+
+		f = fd >= 0 ? fdopen(fd, "w") : NULL;
 		if (f) {
 			dispatch__stats_print(f);
 			fclose(f);

@@ -8,13 +8,18 @@
 # reads back, lists, renames, unlinks and unmounts, then compares what the
 # guest saw with the host's view. QEMU never negotiates in-band kicks, so
 # this is the interrupt-driven path only.
+#
+# microvm: on this project's machines (Nov 2026) Debian's 6.12 kernel never
+# gets a timer tick under microvm/TCG (it stops after "tsc: Marking TSC
+# unstable", with or without a vhost-user device), so it is not in the
+# default list; run "smoke-qemu.sh microvm" where microvm boots.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${VFS_CACHE:-$HOME/.cache/virtio-fs-sync}
 kernel=${KERNEL:-$cache/kernels/6.12/vmlinuz}
 modules=${MODULES:-$cache/kernels/6.12/modules}
-machines=${*:-pci microvm}
+machines=${*:-pci}
 timeout=${TIMEOUT:-120}
 
 make -s -C "$here" >/dev/null
