@@ -32,6 +32,10 @@
 #   BENCH_TIMEOUT=S                per boot (default by size)
 #   BENCH_OUT=DIR                  where the report goes (default bench/results)
 #   BENCH_NAME=NAME                report name (default <date>-<host>)
+#   BENCH_NOTES=FILE               Markdown inserted before the summary
+#                                  (default bench/results/<name>.notes.md if
+#                                  it exists); re-render an existing run with
+#   tests/bench/report.py render bench/results/N.json bench/results/N.md bench/results/N [NOTES]
 set -uo pipefail
 # The whole script is one compound command, parsed before it runs: editing
 # the file during a run does not change the run.
@@ -226,7 +230,8 @@ done
 mkdir -p "$outdir"
 python3 "$repo/tests/bench/report.py" collect "$raw" >"$outdir/$name.json" ||
 	{ log "collect failed"; exit 1; }
-python3 "$repo/tests/bench/report.py" render "$outdir/$name.json" "$outdir/$name.md" "$outdir/$name" ||
+notes=${BENCH_NOTES:-$outdir/$name.notes.md}
+python3 "$repo/tests/bench/report.py" render "$outdir/$name.json" "$outdir/$name.md" "$outdir/$name" "$notes" ||
 	{ log "render failed"; exit 1; }
 log "done in $(hms $(($(date +%s) - t_start))): $outdir/$name.md"
 exit
