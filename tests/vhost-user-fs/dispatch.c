@@ -142,6 +142,42 @@ static uint32_t process_chain(struct fuse_server *srv, struct fuse_ctx *ctx,
 	return out_len;
 }
 
+/* A sync-queue chain completed after its kick was acknowledged. */
+struct deferred {
+	struct deferred *next;
+	struct vring_elem e;
+	struct iovec iov[];
+};
+
+static void pool_post(struct fs_queue *q);
+
+/*
+ * --sync-late=N hands every Nth sync chain to a worker, so a driver's
+ * deferred-completion path can be exercised. Called with q->lock held;
+ * returns true if the chain was taken over.
+ */
+static bool defer_locked(struct fs_queue *q, const struct vring_elem *e)
+{
+	unsigned int n = q->dev->opt->sync_late, niov = e->rd_num + e->wr_num;
+	struct deferred *d, **pp;
+
+	if (!n || ++q->sync_seen % n)
+		return false;
+	d = malloc(sizeof(*d) + niov * sizeof(struct iovec));
+	if (!d)
+		return false;
+	d->next = NULL;
+	d->e = *e;
+	d->e.iov = d->iov;
+	d->e.iov_max = niov;
+	memcpy(d->iov, e->iov, niov * sizeof(struct iovec));
+	for (pp = &q->deferred; *pp; pp = &(*pp)->next)
+		;
+	*pp = d;
+	q->busy++;
+	return true;
+}
+
 static void pool_post(struct fs_queue *q)
 {
 	pthread_mutex_lock(&pool.lock);
@@ -192,8 +228,11 @@ static void sync_process(struct fs_queue *q)
 		goto out;
 	for (;;) {
 		while ((r = vring__pop(&q->vr, &e)) == 1) {
-			uint32_t len = process_chain(dev->srv, dev->ctx, &e, s);
+			uint32_t len;
 
+			if (defer_locked(q, &e))
+				continue;
+			len = process_chain(dev->srv, dev->ctx, &e, s);
 			vring__push(&q->vr, e.head, len);
 			STAT_ADD(s->inline_done, 1);
 			done++;
@@ -203,6 +242,8 @@ static void sync_process(struct fs_queue *q)
 	}
 	signal = done && vring__need_signal(&q->vr);
 out:
+	if (q->deferred)
+		pool_post(q);
 	pthread_mutex_unlock(&q->lock);
 	/*
 	 * The frontend CPU is blocked until we acknowledge, so it cannot drain
@@ -239,6 +280,22 @@ static void worker_run_queue(struct fs_queue *q, struct fuse_ctx *ctx,
 	pthread_mutex_lock(&q->lock);
 	signal = q->signal_pending;
 	q->signal_pending = false;
+	while (q->deferred) {
+		struct deferred *d = q->deferred;
+		uint32_t len;
+
+		q->deferred = d->next;
+		pthread_mutex_unlock(&q->lock);
+		len = process_chain(dev->srv, ctx, &d->e, s);
+		STAT_ADD(s->late, 1);
+		pthread_mutex_lock(&q->lock);
+		vring__push(&q->vr, d->e.head, len);
+		if (vring__need_signal(&q->vr))
+			signal = true;
+		if (--q->busy == 0)
+			pthread_cond_broadcast(&q->idle);
+		free(d);
+	}
 	for (;;) {
 		uint32_t len;
 

@@ -22,6 +22,7 @@
 enum fsq_type { FSQ_HIPRIO, FSQ_REQUEST, FSQ_SYNC };
 
 struct fs_dev;
+struct deferred;
 
 struct fs_queue {
 	struct fs_dev *dev;
@@ -40,6 +41,8 @@ struct fs_queue {
 	bool paused;			/* memory table being replaced */
 	unsigned int busy;		/* workers holding popped chains */
 	bool signal_pending;		/* a signal could not be sent inline */
+	struct deferred *deferred;	/* sync chains left for a worker */
+	unsigned long sync_seen;	/* sync chains popped, for --sync-late */
 
 	/* owned by the vhost-user thread */
 	int kick_fd, call_fd, err_fd;

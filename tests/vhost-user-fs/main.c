@@ -55,6 +55,8 @@ static void usage(FILE *f)
 "  --workers=N            worker threads for request and hiprio queues (1)\n"
 "  --queue-size=N         largest queue accepted, up to 1024 (default 1024)\n"
 "  --fd-cache=N           O_PATH fds kept open for known inodes (2048)\n"
+"  --sync-late=N          test knob: complete every Nth sync-queue request\n"
+"                         after the kick's acknowledgement (0 = never)\n"
 "  --stats                print per-queue counters to stderr at exit\n"
 "  --stats-file=FILE      write them to FILE at exit and on SIGUSR1\n"
 "  --persistent           keep serving new frontends after a disconnect\n"
@@ -115,7 +117,7 @@ static void parse_o(char *arg)
 enum {
 	O_SOCKET = 256, O_SHARED, O_TAG, O_READONLY, O_CACHE, O_WB, O_NOWB,
 	O_XATTR, O_NOXATTR, O_RQ, O_SQ, O_SBIT, O_WORKERS, O_QSIZE, O_STATS,
-	O_STATSFILE, O_PERSIST, O_HELP, O_FDCACHE, O_DEBUG,
+	O_STATSFILE, O_PERSIST, O_HELP, O_FDCACHE, O_DEBUG, O_SYNCLATE,
 };
 
 static void parse_args(int argc, char **argv)
@@ -140,6 +142,7 @@ static void parse_args(int argc, char **argv)
 		{ "stats-file", required_argument, NULL, O_STATSFILE },
 		{ "persistent", no_argument, NULL, O_PERSIST },
 		{ "debug", no_argument, NULL, O_DEBUG },
+		{ "sync-late", required_argument, NULL, O_SYNCLATE },
 		{ "help", no_argument, NULL, O_HELP },
 		{ }
 	};
@@ -193,6 +196,10 @@ static void parse_args(int argc, char **argv)
 		case O_STATSFILE: opt.stats_file = optarg; break;
 		case O_PERSIST: opt.persistent = true; break;
 		case O_DEBUG: opt.debug = true; break;
+		case O_SYNCLATE:
+			opt.sync_late = parse_uint("sync-late", optarg, 0,
+						   1000000);
+			break;
 		case 'o': parse_o(optarg); break;
 		case O_HELP:
 		case 'h':

@@ -24,6 +24,7 @@ struct options {
 	unsigned int workers;
 	unsigned int queue_size;
 	unsigned int fd_cache;
+	unsigned int sync_late;
 };
 
 #endif

@@ -117,6 +117,8 @@ static void vu_connect(void)
 	sock = -1;
 }
 
+static const char *extra_arg = "--workers=2";
+
 static void start_daemon(void)
 {
 	if (!mkdtemp(dir))
@@ -137,7 +139,7 @@ static void start_daemon(void)
 			dup2(null, 2);
 		execl(daemon_path, daemon_path, a[0], a[1], a[2],
 		      "--persistent", "--sync-queues=1", "--request-queues=1",
-		      (char *)NULL);
+		      extra_arg, (char *)NULL);
 		_exit(127);
 	}
 }
@@ -397,6 +399,74 @@ static void t_exit_and_stats(void)
 	CHECK(strstr(buf, "queue=2 type=sync requests=61 inline=61 late=0 errors=0 "));
 }
 
+static void cleanup(void)
+{
+	char cmd[400];
+
+	if (daemon_pid > 0 && !kill(daemon_pid, 0)) {
+		kill(daemon_pid, SIGKILL);
+		waitpid(daemon_pid, NULL, 0);
+	}
+	daemon_pid = 0;
+	if (mem)
+		munmap(mem, MEM_SIZE);
+	mem = NULL;
+	if (memfd >= 0)
+		close(memfd);
+	if (pipe_rd >= 0)
+		close(pipe_rd);
+	if (sock >= 0)
+		close(sock);
+	memfd = pipe_rd = sock = -1;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		return;
+}
+
+/* --sync-late=2: every other sync chain completes after the ack. */
+static void t_sync_late(void)
+{
+	struct fuse_init_in init = { .major = 7, .minor = 41 };
+	struct fuse_getattr_in gi = { 0 };
+	struct vq v = vq_of(2);
+	char buf[2048] = { 0 };
+	int status, fd;
+
+	cleanup();
+	strcpy(dir, "/tmp/vufs-vu-XXXXXX");
+	memset(avail_idx, 0, sizeof(avail_idx));
+	extra_arg = "--sync-late=2";
+	t_handshake();
+	CHECK(!test_failed);
+	t_setup_rings();
+	CHECK(!test_failed);
+	v = vq_of(2);
+	submit(1, FUSE_INIT, 0, &init, sizeof(init), 4096);
+	CHECK(kick(1) == 0);
+	CHECK(pipe_has_call(1, 5000));
+	/* callbacks enabled, as a driver does after a missing completion */
+	*used_event(2) = 0;
+	submit(2, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
+	CHECK(kick(2) == 0);
+	CHECK(__atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE) == 1);
+	CHECK(pipe_has_call(2, 2000));
+	*used_event(2) = 1;
+	submit(2, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
+	CHECK(kick(2) == 0);
+	CHECK(pipe_has_call(2, 5000));
+	CHECK(__atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE) == 2);
+	close(sock);
+	sock = -1;
+	kill(daemon_pid, SIGTERM);
+	CHECK(waitpid(daemon_pid, &status, 0) == daemon_pid);
+	daemon_pid = 0;
+	fd = open(stats_path, O_RDONLY);
+	CHECK(fd >= 0);
+	CHECK(read(fd, buf, sizeof(buf) - 1) > 0);
+	close(fd);
+	CHECK(strstr(buf, "queue=2 type=sync requests=2 inline=1 late=1 errors=0 "));
+}
+
 void vu_tests(const char *daemon)
 {
 	snprintf(daemon_path, sizeof(daemon_path), "%s", daemon);
@@ -410,17 +480,6 @@ void vu_tests(const char *daemon)
 	test_run("vhost-user: broken ring is contained", t_broken_ring);
 	test_run("vhost-user: no sync offer without in-band kicks", t_no_inband);
 	test_run("vhost-user: clean exit and stats", t_exit_and_stats);
-	if (daemon_pid > 0 && !kill(daemon_pid, 0)) {
-		kill(daemon_pid, SIGKILL);
-		waitpid(daemon_pid, NULL, 0);
-	}
-	if (mem)
-		munmap(mem, MEM_SIZE);
-	{
-		char cmd[400];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-		if (system(cmd))
-			return;
-	}
+	test_run("vhost-user: --sync-late completes after the ack", t_sync_late);
+	cleanup();
 }
