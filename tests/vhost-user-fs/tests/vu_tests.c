@@ -362,6 +362,34 @@ static void t_broken_ring(void)
 	CHECK(r.idx == 1);
 }
 
+/* Malformed messages get a failure status, never a crash. */
+static void t_garbage(void)
+{
+	uint32_t st[2] = { 200, 64 }, big[2] = { 1, 100000 };
+	struct { uint32_t n, pad; uint64_t r[4 * 9]; } mt = { 9, 0, { 0 } };
+	struct { uint32_t off, size, flags; } cfg = { 0, 1000, 0 };
+	uint32_t kick_bad[2] = { 99, 0 };
+	uint64_t idx_bad = 77;
+	struct hdr h;
+	uint8_t junk[64];
+
+	CHECK(acked(8, st, 8, -1) == 1);		/* queue index */
+	CHECK(acked(8, big, 8, -1) == 1);		/* queue size */
+	CHECK(acked(5, &mt, sizeof(mt), -1) == 1);	/* regions, no fds */
+	CHECK(acked(35, kick_bad, 8, -1) == 1);		/* kick unknown queue */
+	CHECK(acked(12, &idx_bad, 8, -1) == 1);	/* kick, queue index */
+	CHECK(acked(99, NULL, 0, -1) == 1);		/* unknown request */
+	CHECK(send_msg(24, 0, &cfg, sizeof(cfg), -1) == 0);
+	CHECK(read(sock, &h, sizeof(h)) == sizeof(h) && h.size == 0);
+	/* a payload larger than any message ends the connection */
+	memset(junk, 0, sizeof(junk));
+	h = (struct hdr){ 1, 1, 1u << 20 };
+	CHECK(write(sock, &h, sizeof(h)) == sizeof(h));
+	CHECK(write(sock, junk, sizeof(junk)) == sizeof(junk));
+	CHECK(read(sock, junk, sizeof(junk)) <= 0);	/* EOF or reset */
+	CHECK(kill(daemon_pid, 0) == 0);
+}
+
 static void t_no_inband(void)
 {
 	uint64_t pf = (1 << 3) | (1 << 5) | (1 << 9);
@@ -478,6 +506,7 @@ void vu_tests(const char *daemon)
 	test_run("vhost-user: sync queue done before the kick's ack", t_sync_queue);
 	test_run("vhost-user: sync queue batch", t_sync_batch);
 	test_run("vhost-user: broken ring is contained", t_broken_ring);
+	test_run("vhost-user: malformed messages", t_garbage);
 	test_run("vhost-user: no sync offer without in-band kicks", t_no_inband);
 	test_run("vhost-user: clean exit and stats", t_exit_and_stats);
 	test_run("vhost-user: --sync-late completes after the ack", t_sync_late);
