@@ -385,7 +385,9 @@ static void t_garbage(void)
 	memset(junk, 0, sizeof(junk));
 	h = (struct hdr){ 1, 1, 1u << 20 };
 	CHECK(write(sock, &h, sizeof(h)) == sizeof(h));
-	CHECK(write(sock, junk, sizeof(junk)) == sizeof(junk));
+	/* the daemon may hang up before this arrives */
+	if (write(sock, junk, sizeof(junk)) < 0)
+		junk[0] = 0;
 	CHECK(read(sock, junk, sizeof(junk)) <= 0);	/* EOF or reset */
 	CHECK(kill(daemon_pid, 0) == 0);
 }
