@@ -20,6 +20,9 @@ cache=${VFS_CACHE:-$HOME/.cache/virtio-fs-sync}
 kernel=${KERNEL:-$cache/kernels/6.12/vmlinuz}
 modules=${MODULES:-$cache/kernels/6.12/modules}
 machines=${*:-pci}
+# MODULE=path/to/virtio_fs_sync.ko: load the project's driver instead of
+# in-tree virtiofs (which initcall_blacklist keeps off the device).
+module=${MODULE:-}
 timeout=${TIMEOUT:-120}
 
 make -s -C "$here" >/dev/null
@@ -38,6 +41,7 @@ build_initramfs() {
 		*) cp "$f" "$root/lib/modules/$m.ko" ;;
 		esac
 	done
+	[ -n "$module" ] && cp "$module" "$root/lib/modules/project.ko"
 	cat >"$root/init" <<'INIT'
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -45,7 +49,13 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 [ -f /lib/modules/virtio_mmio.ko ] && insmod /lib/modules/virtio_mmio.ko 2>/dev/null
+if [ -f /lib/modules/project.ko ]; then
+	insmod /lib/modules/project.ko && echo "RESULT module loaded"
+fi
 sleep 0.2
+for d in /sys/bus/virtio/devices/*; do
+	[ "$(cat $d/device)" = 0x001a ] && echo "RESULT driver $(basename $(readlink $d/driver))"
+done
 r() { echo "RESULT $*"; }
 if mount -t virtiofs share /mnt; then
 	r mount ok
@@ -71,6 +81,8 @@ run_one() {
 	local machine=$1
 	local share=$work/share-$machine sock=$work/sock-$machine
 	local log=$work/console-$machine stats=$work/stats-$machine dev mach
+	local append=
+	[ -n "$module" ] && append="initcall_blacklist=virtio_fs_init"
 	mkdir -p "$share"
 	echo "hello from the host" >"$share/host.txt"
 	"$here/vhost-user-fs" --socket-path="$sock" --shared-dir="$share" \
@@ -91,7 +103,7 @@ run_one() {
 		-object memory-backend-memfd,id=mem,size=1G,share=on \
 		-machine "$mach" -chardev socket,id=c,path="$sock" $dev \
 		-kernel "$kernel" -initrd "$work/initrd.gz" \
-		-append "console=ttyS0 panic=-1 quiet" >"$log" 2>&1 || true
+		-append "console=ttyS0 panic=-1 quiet $append" >"$log" 2>&1 || true
 	wait "$dpid" || echo "device exited with $?"
 	local ok=1 want
 	want=$(md5sum "$share/guest.bin" 2>/dev/null | cut -d' ' -f1)
@@ -103,6 +115,11 @@ run_one() {
 	grep -q "RESULT many 201" "$log" || ok=0
 	grep -q "RESULT umount ok" "$log" || ok=0
 	[ "$(cat "$share/gdir/b" 2>/dev/null)" = data ] || ok=0
+	if [ -n "$module" ]; then
+		grep -q "RESULT module loaded" "$log" || ok=0
+		grep "RESULT driver" "$log" | grep -qv virtiofs || ok=0
+	fi
+	grep "RESULT driver" "$log" | sed "s/^RESULT /  $machine: /"
 	if [ $ok = 1 ]; then
 		echo "PASS qemu-$machine"
 	else
