@@ -296,10 +296,15 @@ static void worker_run_queue(struct fs_queue *q, struct fuse_ctx *ctx,
 			pthread_cond_broadcast(&q->idle);
 		free(d);
 	}
+	/*
+	 * A sync queue's buffers belong to the kick that made them available:
+	 * a worker taking one could let that kick be acknowledged before the
+	 * buffer is done.
+	 */
 	for (;;) {
 		uint32_t len;
 
-		if (!runnable_locked(q))
+		if (!runnable_locked(q) || q->type == FSQ_SYNC)
 			break;
 		r = vring__pop(&q->vr, &e);
 		if (r == 0 && vring__enable_kick(&q->vr))
@@ -313,8 +318,6 @@ static void worker_run_queue(struct fs_queue *q, struct fuse_ctx *ctx,
 		pthread_mutex_unlock(&q->lock);
 
 		len = process_chain(dev->srv, ctx, &e, s);
-		if (q->type == FSQ_SYNC)
-			STAT_ADD(s->late, 1);
 
 		pthread_mutex_lock(&q->lock);
 		vring__push(&q->vr, e.head, len);
