@@ -41,6 +41,8 @@
 
 char *why;
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 #define KiB (1024L)
 #define MiB (1024L * 1024)
 #define GiB (1024L * 1024 * 1024)
@@ -1045,7 +1047,7 @@ static int t_readdir_types(void)
 	while ((de = readdir(d))) {
 		struct stat st;
 
-		for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		for (i = 0; i < ARRAY_SIZE(want); i++) {
 			if (strcmp(de->d_name, want[i].name))
 				continue;
 			found++;
@@ -1066,7 +1068,7 @@ static int t_readdir_types(void)
 static int t_xattr(void)
 {
 	char big[4000], buf[4096];
-	const char bin[] = "a\0b\0\xff";
+	static const char bin[] = "a\0b\0\xff";
 	ssize_t n;
 	int fd;
 
@@ -1105,8 +1107,8 @@ static int t_xattr(void)
 	CHECK(n > 0 && n <= (ssize_t)sizeof(buf), "list size %zd", n);
 	EQ(SYS(listxattr("f", buf, sizeof(buf))), n);
 	{
-		const char *names[] = { "user.fstest", "user.bin", "user.empty",
-					"user.big" };
+		static const char *const names[] = { "user.fstest", "user.bin",
+						      "user.empty", "user.big" };
 		int count[4] = { 0 };
 		char *p;
 		int i;
@@ -1154,7 +1156,7 @@ static int t_chmod(void)
 	int fd;
 
 	TRY(make_file("f", 28, 1));
-	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(modes); i++) {
 		if ((modes[i] & 06000) && geteuid())
 			continue;
 		SYS(chmod("f", modes[i]));
@@ -2472,7 +2474,7 @@ static const struct tcase cases[] = {
 	T(tmpfile),
 	T(signals),
 };
-#define NCASES (sizeof(cases) / sizeof(cases[0]))
+#define NCASES ARRAY_SIZE(cases)
 
 static int rm_one(const char *path, const struct stat *st, int type,
 		  struct FTW *ftw)
