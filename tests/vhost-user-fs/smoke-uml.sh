@@ -55,10 +55,22 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 for d in /sys/bus/virtio/devices/*; do
 	[ "\$(cat \$d/device)" = 0x001a ] || continue
+	drv=\$(basename \$(readlink \$d/driver) 2>/dev/null)
+	# if initcall_blacklist did not keep in-tree virtiofs away, move it
+	if [ $driver = project ] && [ "\$drv" = virtiofs ] &&
+	   [ -d /sys/bus/virtio/drivers/virtio_fs_sync ]; then
+		echo \$(basename \$d) > /sys/bus/virtio/drivers/virtiofs/unbind
+		echo \$(basename \$d) > /sys/bus/virtio/drivers/virtio_fs_sync/bind
+		r rebound
+	fi
 	r features \$(cat \$d/features)
 	r driver \$(basename \$(readlink \$d/driver) 2>/dev/null)
 done
-if mount -t $fstype share $work/mnt; then
+fst=$fstype
+# the project's driver names its type virtiofs_sync when in-tree has virtiofs
+[ $driver = project ] && grep -q virtiofs_sync /proc/filesystems && fst=virtiofs_sync
+r fstype \$fst
+if mount -t \$fst share $work/mnt; then
 	r mount ok
 	m=$work/mnt
 	cp $work/src.bin \$m/copy.bin
