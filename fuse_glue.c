@@ -27,8 +27,9 @@
 #define VFSYNC_FUSE_HEADER_OVERHEAD	4
 
 /*
- * Everything a request needs while on a virtqueue, in one allocation that
- * req->argbuf points to: the buffer the virtio side handles, the
+ * Everything a request needs while on a virtqueue, in one allocation found
+ * through the virtqueue token (not req->argbuf, which exists only when the
+ * kernel has CONFIG_VIRTIO_FS): the buffer the virtio side handles, the
  * scatterlists and a bounce buffer for the non-page arguments. The bounce
  * buffer is needed because arguments may live on the stack or in the
  * kernel image, which the device cannot always reach (UML shares only
@@ -199,13 +200,11 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
 	ctx->buf.background = test_bit(FR_BACKGROUND, &req->flags);
 	ctx->buf.may_block = args->may_block;
 	INIT_LIST_HEAD(&ctx->buf.list);
-	req->argbuf = ctx;
 	return ctx;
 }
 
 static void vfsync_fuse_free_ctx(struct vfsync_fuse_ctx *ctx)
 {
-	ctx->req->argbuf = NULL;
 	kfree(ctx);
 }
 
