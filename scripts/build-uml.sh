@@ -34,8 +34,9 @@ mkdir -p "$cache/uml"
 exec 9>"$cache/uml/.lock"
 flock 9
 
+patches=$(ls "$repo"/tests/vm/patches/*.patch 2>/dev/null || true)
 driver_files=$(cd "$repo" && ls Kbuild Kconfig ./*.c ./*.h tests/kunit/*.c 2>/dev/null || true)
-key=$( (echo "$version"; cat $frags; cd "$repo" && cat $driver_files) | sha256sum | cut -c1-16)
+key=$( (echo "$version"; cat $frags $patches; cd "$repo" && cat $driver_files) | sha256sum | cut -c1-16)
 if [ -x "$out/linux" ] && [ "$(cat "$out/.key" 2>/dev/null)" = "$key" ]; then
 	echo "$out/linux"
 	exit 0
@@ -48,13 +49,23 @@ if [ ! -f "$src/.unpacked" ]; then
 	tar -xJf "$kdir/source.tar.xz" -C "$src" --strip-components=1
 	touch "$src/.unpacked"
 fi
+# Fixes the test kernel needs, each applied once.
+for p in $patches; do
+	if patch -d "$src" -p1 -R --dry-run -s -f <"$p" >/dev/null 2>&1; then
+		continue
+	fi
+	log "applying $(basename "$p")"
+	patch -d "$src" -p1 -s -f <"$p" >&2
+done
 # Until the driver has sources, the kernel is built with in-tree virtiofs only.
 if [ -f "$repo/Kconfig" ]; then
 	"$repo/scripts/intree.sh" "$src"
 fi
 
 mkdir -p "$out"
-if [ ! -f "$out/.config" ] || [ "$(cat "$out/.frags" 2>/dev/null)" != "$(cat $frags | sha256sum)" ]; then
+# Configure again whenever the fragments or the driver's Kconfig change.
+confkey=$( (cat $frags; cat "$src/fs/fuse/virtio_fs_sync/Kconfig" 2>/dev/null) | sha256sum)
+if [ ! -f "$out/.config" ] || [ "$(cat "$out/.confkey" 2>/dev/null)" != "$confkey" ]; then
 	log "configuring $flavor"
 	make -s -C "$src" ARCH=um O="$out" defconfig >&2
 	"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" $frags >&2
@@ -65,7 +76,7 @@ if [ ! -f "$out/.config" ] || [ "$(cat "$out/.frags" 2>/dev/null)" != "$(cat $fr
 			grep -qx "$line" "$out/.config" || log "warning: $line did not stick"
 		done
 	done
-	cat $frags | sha256sum >"$out/.frags"
+	echo "$confkey" >"$out/.confkey"
 fi
 log "building $flavor (-j$jobs), log in $out/build.log"
 if ! make -C "$src" ARCH=um O="$out" -j"$jobs" linux >"$out/build.log" 2>&1; then
