@@ -478,11 +478,15 @@ static void vfsync_reap_one_locked(struct vfsync_vq *fsvq,
  * outstanding, so in the steady state a sync queue raises no interrupts.
  * Enabling re-checks the ring, which closes the race with a completion
  * that lands between the last get_buf and the enable.
+ *
+ * Only what the submitter finds right after its kick counts as inline;
+ * whatever shows up once the callback had to be armed is deferred.
  */
 static void vfsync_sync_reap_locked(struct vfsync_vq *fsvq,
 				    struct list_head *done, bool submitter)
 {
 	struct virtqueue *vq = fsvq->vq;
+	bool first = submitter;
 	struct vfsync_buf *buf;
 	unsigned int len;
 
@@ -493,11 +497,12 @@ static void vfsync_sync_reap_locked(struct vfsync_vq *fsvq,
 			vfsync_reap_one_locked(fsvq, buf, len, done);
 			if (!WARN_ON_ONCE(!fsvq->outstanding))
 				fsvq->outstanding--;
-			if (submitter)
+			if (first)
 				fsvq->stats.inline_done++;
 			else
 				fsvq->stats.deferred++;
 		}
+		first = false;
 		if (!fsvq->outstanding) {
 			virtqueue_disable_cb(vq);
 			return;
