@@ -760,6 +760,12 @@ static int op_open(struct req *r, struct inode *ino)
 		return -ELOOP;
 	if (S_ISDIR(inode__type(ino)) && (in->flags & O_ACCMODE) != O_RDONLY)
 		return -EISDIR;
+	/*
+	 * The guest opens device nodes, FIFOs and sockets with its own
+	 * drivers; opening them here would reach the host's devices.
+	 */
+	if (!S_ISREG(inode__type(ino)) && !S_ISDIR(inode__type(ino)))
+		return -ENXIO;
 	flags = open_flags(r->srv, in->flags);
 	if (flags < 0)
 		return flags;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <linux/fuse.h>
@@ -451,6 +452,18 @@ static void t_fuse_symlink_escape(void)
 	r = req(FUSE_READLINK, escf, NULL);
 	CHECK(r.error == 0 && r.len == strlen(outside) + 7);
 	CHECK(req(FUSE_OPENDIR, esc, &oi, sizeof(oi), NULL).error == -ENOTDIR);
+	/* a device node in the share must not open the host's device */
+	{
+		struct fuse_mknod_in mk = { .mode = S_IFCHR | 0666,
+			.rdev = makedev(1, 3) };
+		uint64_t dev;
+
+		r = req(FUSE_MKNOD, 1, &mk, sizeof(mk), S("hostnull"), NULL);
+		CHECK(r.error == 0);
+		dev = ((struct fuse_entry_out *)r.data)->nodeid;
+		CHECK(req(FUSE_OPEN, dev, &oi, sizeof(oi), NULL).error == -ENXIO);
+		CHECK(req(FUSE_UNLINK, 1, S("hostnull"), NULL).error == 0);
+	}
 	{
 		char p[300];
 		struct stat st;
