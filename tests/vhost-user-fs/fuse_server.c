@@ -392,7 +392,6 @@ struct handler_env {
 	struct inode *ino;		/* ih->nodeid, referenced */
 };
 
-#define ROFS_CHECK(s)	do { if ((s)->opt->readonly) return -EROFS; } while (0)
 
 static int op_lookup(struct req *r, struct inode *dir)
 {
@@ -496,7 +495,8 @@ static int op_setattr(struct req *r, struct inode *ino)
 
 	if (!in)
 		return -EINVAL;
-	ROFS_CHECK(s);
+	if (s->opt->readonly)
+		return -EROFS;
 	if (in->valid & FATTR_FH) {
 		fd = file_get(s, in->fh, false);
 		if (fd < 0)
@@ -585,7 +585,8 @@ static int op_symlink(struct req *r, struct inode *dir)
 		return r->name_err;
 	if (!target)
 		return -EINVAL;
-	ROFS_CHECK(r->srv);
+	if (r->srv->opt->readonly)
+		return -EROFS;
 	creds_set(r->ih);
 	if (symlinkat(target, inode__fd(dir), name))
 		err = -errno;
@@ -603,7 +604,8 @@ static int op_mknod(struct req *r, struct inode *dir)
 		return -EINVAL;
 	if (!name)
 		return r->name_err;
-	ROFS_CHECK(r->srv);
+	if (r->srv->opt->readonly)
+		return -EROFS;
 	creds_set(r->ih);
 	if (mknodat(inode__fd(dir), name, in->mode, in->rdev))
 		err = -errno;
@@ -621,7 +623,8 @@ static int op_mkdir(struct req *r, struct inode *dir)
 		return -EINVAL;
 	if (!name)
 		return r->name_err;
-	ROFS_CHECK(r->srv);
+	if (r->srv->opt->readonly)
+		return -EROFS;
 	creds_set(r->ih);
 	if (mkdirat(inode__fd(dir), name, in->mode))
 		err = -errno;
@@ -635,7 +638,8 @@ static int op_unlink(struct req *r, struct inode *dir, int flags)
 
 	if (!name)
 		return r->name_err;
-	ROFS_CHECK(r->srv);
+	if (r->srv->opt->readonly)
+		return -EROFS;
 	return unlinkat(inode__fd(dir), name, flags) ? -errno : 0;
 }
 
@@ -654,7 +658,8 @@ static int do_rename(struct req *r, struct inode *dir, uint64_t newdir_id,
 		return r->name_err;
 	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
 		return -EINVAL;
-	ROFS_CHECK(r->srv);
+	if (r->srv->opt->readonly)
+		return -EROFS;
 	newdir = inode__get(&r->srv->it, newdir_id, &err);
 	if (!newdir)
 		return -err;
@@ -695,7 +700,8 @@ static int op_link(struct req *r, struct inode *newdir)
 		return -EINVAL;
 	if (!name)
 		return r->name_err;
-	ROFS_CHECK(r->srv);
+	if (r->srv->opt->readonly)
+		return -EROFS;
 	old = inode__get(&r->srv->it, in->oldnodeid, &err);
 	if (!old)
 		return -err;
@@ -799,7 +805,8 @@ static int op_create(struct req *r, struct inode *dir)
 		return r->name_err;
 	if (!e || !o)
 		return -EIO;
-	ROFS_CHECK(s);
+	if (s->opt->readonly)
+		return -EROFS;
 	flags = open_flags(s, in->flags);
 	if (flags < 0)
 		return flags;
@@ -849,7 +856,8 @@ static int op_tmpfile(struct req *r, struct inode *dir)
 		return -EINVAL;
 	if (!e || !o)
 		return -EIO;
-	ROFS_CHECK(s);
+	if (s->opt->readonly)
+		return -EROFS;
 	flags = open_flags(s, in->flags);
 	if (flags < 0)
 		return flags;
@@ -1006,9 +1014,13 @@ static int op_setxattr(struct req *r, struct inode *ino)
 
 	if (!r->srv->opt->xattr)
 		return -ENOSYS;
-	if (!in || !(name = arg_string(r)) || in->size > r->arglen)
+	if (!in)
 		return -EINVAL;
-	ROFS_CHECK(r->srv);
+	name = arg_string(r);
+	if (!name || in->size > r->arglen)
+		return -EINVAL;
+	if (r->srv->opt->readonly)
+		return -EROFS;
 	proc_name(path, sizeof(path), inode__fd(ino));
 	return setxattr(path, name, r->arg, in->size, in->flags) ? -errno : 0;
 }
@@ -1039,7 +1051,10 @@ static int op_getxattr(struct req *r, struct inode *ino)
 
 	if (!r->srv->opt->xattr)
 		return -ENOSYS;
-	if (!in || !(name = arg_string(r)))
+	if (!in)
+		return -EINVAL;
+	name = arg_string(r);
+	if (!name)
 		return -EINVAL;
 	size = in->size < r->out_max ? in->size : r->out_max;
 	proc_name(path, sizeof(path), inode__fd(ino));
@@ -1072,7 +1087,8 @@ static int op_removexattr(struct req *r, struct inode *ino)
 		return -ENOSYS;
 	if (!name)
 		return -EINVAL;
-	ROFS_CHECK(r->srv);
+	if (r->srv->opt->readonly)
+		return -EROFS;
 	proc_name(path, sizeof(path), inode__fd(ino));
 	return removexattr(path, name) ? -errno : 0;
 }
@@ -1202,7 +1218,8 @@ static int op_fallocate(struct req *r)
 
 	if (!in)
 		return -EINVAL;
-	ROFS_CHECK(r->srv);
+	if (r->srv->opt->readonly)
+		return -EROFS;
 	fd = file_get(r->srv, in->fh, false);
 	if (fd < 0)
 		return fd;
@@ -1249,7 +1266,8 @@ static int op_copy_file_range(struct req *r)
 		return -EINVAL;
 	if (!o)
 		return -EIO;
-	ROFS_CHECK(r->srv);
+	if (r->srv->opt->readonly)
+		return -EROFS;
 	fd_in = file_get(r->srv, in->fh_in, false);
 	if (fd_in < 0)
 		return fd_in;

@@ -151,10 +151,18 @@ static void parse_args(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
 		switch (c) {
-		case O_SOCKET: opt.socket_path = optarg; break;
-		case O_SHARED: opt.shared_dir = optarg; break;
-		case O_TAG: opt.tag = optarg; break;
-		case O_READONLY: opt.readonly = true; break;
+		case O_SOCKET:
+			opt.socket_path = optarg;
+			break;
+		case O_SHARED:
+			opt.shared_dir = optarg;
+			break;
+		case O_TAG:
+			opt.tag = optarg;
+			break;
+		case O_READONLY:
+			opt.readonly = true;
+			break;
 		case O_CACHE:
 			if (!strcmp(optarg, "auto"))
 				opt.cache = CACHE_AUTO;
@@ -167,10 +175,18 @@ static void parse_args(int argc, char **argv)
 				die_usage("--cache=%s: expected auto, always or never",
 					  optarg);
 			break;
-		case O_WB: opt.writeback = true; break;
-		case O_NOWB: opt.writeback = false; break;
-		case O_XATTR: opt.xattr = true; break;
-		case O_NOXATTR: opt.xattr = false; break;
+		case O_WB:
+			opt.writeback = true;
+			break;
+		case O_NOWB:
+			opt.writeback = false;
+			break;
+		case O_XATTR:
+			opt.xattr = true;
+			break;
+		case O_NOXATTR:
+			opt.xattr = false;
+			break;
 		case O_RQ:
 			opt.request_queues = parse_uint("request-queues", optarg,
 							1, FS_MAX_QUEUES - 1);
@@ -192,15 +208,25 @@ static void parse_args(int argc, char **argv)
 		case O_FDCACHE:
 			opt.fd_cache = parse_uint("fd-cache", optarg, 1, 16384);
 			break;
-		case O_STATS: opt.stats = true; break;
-		case O_STATSFILE: opt.stats_file = optarg; break;
-		case O_PERSIST: opt.persistent = true; break;
-		case O_DEBUG: opt.debug = true; break;
+		case O_STATS:
+			opt.stats = true;
+			break;
+		case O_STATSFILE:
+			opt.stats_file = optarg;
+			break;
+		case O_PERSIST:
+			opt.persistent = true;
+			break;
+		case O_DEBUG:
+			opt.debug = true;
+			break;
 		case O_SYNCLATE:
 			opt.sync_late = parse_uint("sync-late", optarg, 0,
 						   1000000);
 			break;
-		case 'o': parse_o(optarg); break;
+		case 'o':
+			parse_o(optarg);
+			break;
 		case O_HELP:
 		case 'h':
 			usage(stdout);
@@ -253,9 +279,9 @@ static bool on_signal(void)
 			write_stats();
 			if (opt.stats)
 				dispatch__stats_print(stderr);
-		}
-		else
+		} else {
 			stop_requested = true;
+		}
 	}
 	return stop_requested;
 }
