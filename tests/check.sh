@@ -116,6 +116,15 @@ t uml:ours-sync0 vm_suite async uml:ours-sync0 --driver ours --sync off
 t uml:ours-nofeature vm_suite async uml:ours-nofeature --driver ours --dev-opts --sync-queues=0
 t uml:intree vm_suite none uml:intree --driver intree
 
+t uml:unbind-under-load "$repo/tests/vm/run" --results "$logs/uml:unbind-under-load.results" \
+	--driver ours -- "$repo/tests/vm/scenarios/unbind-under-load"
+# A/B by sysfs rebind, rmmod refused while mounted, unload/reload, removal
+# under load: needs 6.12's /sys/fs/virtiofs/<n>/tag to find the share.
+t qemu-6.12:rebind-reload "$repo/tests/vm/run" --substrate qemu --kernel 6.12 --cpus 2 \
+	--driver intree --results "$logs/qemu-6.12:rebind-reload.results" -- \
+	"$repo/tests/vm/scenarios/rebind-reload" "$(make -s -C "$repo" KVER=6.12 print-ko)"
+skip qemu-6.1:rebind-reload "6.1's virtiofs has no sysfs tag to find the share's device by"
+
 for k in 6.12 6.1; do
 	for d in ours intree; do
 		for dev in ref virtiofsd; do
