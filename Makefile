@@ -91,7 +91,8 @@ print-sources:
 
 install: module
 	$(MAKE) $(KBUILD_ARGS) INSTALL_MOD_DIR=updates modules_install
-	$(DEPMOD) -a $$($(MAKE) -s --no-print-directory -C $(KDIR) kernelrelease)
+	$(DEPMOD) -a $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) \
+		$$($(MAKE) -s --no-print-directory -C $(KDIR) kernelrelease)
 
 DKMS_DIR := $(DESTDIR)$(PREFIX)/src/virtio_fs_sync-$(VERSION)
 dkms-install:
