@@ -73,6 +73,35 @@ t static:no-version-code version_code_outside_compat
 # --- host-side tests of the reference device ----------------------------------
 t device:unit make -C "$repo/tests/vhost-user-fs" check
 
+# --- DKMS, in a scratch tree, against each Debian header set -------------------
+# dkms_check SERIES: dkms add + build as a Debian guest would, then load the
+# module it built in a QEMU guest of that kernel.
+dkms_check() {
+	local k=$1 kc=$VFS_CACHE/kernels/$1 tmp ver rel ko rc=0
+	rel=$(cat "$kc/release")
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/vfs-dkms.XXXXXX")
+	mkdir -p "$tmp/dkms"
+	make -s -C "$repo" dkms-install DESTDIR="$tmp" PREFIX=/usr || return 1
+	ver=$(basename "$tmp"/usr/src/virtio_fs_sync-*)
+	ver=${ver#virtio_fs_sync-}
+	dkms add --sourcetree "$tmp/usr/src" --dkmstree "$tmp/dkms" -m virtio_fs_sync -v "$ver" &&
+		FUSE_SRC=$kc/fuse dkms build --sourcetree "$tmp/usr/src" --dkmstree "$tmp/dkms" \
+			-m virtio_fs_sync -v "$ver" -k "$rel" --kernelsourcedir "$kc/kdir" || rc=1
+	ko=$tmp/dkms/virtio_fs_sync/$ver/$rel/x86_64/module/virtio_fs_sync.ko
+	if [ $rc = 0 ] && [ -f "$ko" ]; then
+		modinfo -F vermagic "$ko"
+		"$repo/tests/vm/run" --substrate qemu --kernel "$k" --driver intree -- \
+			sh -c "insmod $ko && grep -w virtiofs_sync /proc/filesystems && rmmod virtio_fs_sync" || rc=1
+	else
+		echo "dkms did not build $ko"
+		rc=1
+	fi
+	rm -rf "$tmp"
+	return $rc
+}
+t dkms:6.12 dkms_check 6.12
+t dkms:6.1 dkms_check 6.1
+
 # --- KUnit in UML -------------------------------------------------------------
 kunit() {
 	local out
