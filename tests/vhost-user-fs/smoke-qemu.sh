@@ -23,6 +23,8 @@ machines=${*:-pci}
 # MODULE=path/to/virtio_fs_sync.ko: load the project's driver instead of
 # in-tree virtiofs (which initcall_blacklist keeps off the device).
 module=${MODULE:-}
+# SUITE=1: also run tests/suite (fstest + stress) in the guest on the share.
+suite=${SUITE:-}
 timeout=${TIMEOUT:-120}
 
 make -s -C "$here" >/dev/null
@@ -42,6 +44,12 @@ build_initramfs() {
 		esac
 	done
 	[ -n "$module" ] && cp "$module" "$root/lib/modules/project.ko"
+	if [ -n "$suite" ]; then
+		make -s -C "$here/../suite" >/dev/null
+		mkdir -p "$root/suite/bin"
+		cp "$here/../suite/run-suite.sh" "$root/suite/"
+		cp "$here/../suite/bin/"* "$root/suite/bin/"
+	fi
 	cat >"$root/init" <<'INIT'
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -67,6 +75,10 @@ if mount -t virtiofs share /mnt; then
 	echo tmp > /mnt/gone && rm /mnt/gone && r unlink $([ -e /mnt/gone ] && echo still || echo gone)
 	for i in $(seq 1 200); do echo $i > /mnt/gdir/f$i; done
 	r many $(ls /mnt/gdir | wc -l)
+	if [ -x /suite/run-suite.sh ]; then
+		mkdir /mnt/suite-dir
+		/suite/run-suite.sh /mnt/suite-dir 2>&1 | sed 's/^/SUITE /'
+	fi
 	umount /mnt && r umount ok
 else
 	r mount failed
@@ -120,6 +132,10 @@ run_one() {
 		grep "RESULT driver" "$log" | grep -qv virtiofs || ok=0
 	fi
 	grep "RESULT driver" "$log" | sed "s/^RESULT /  $machine: /"
+	if [ -n "$suite" ]; then
+		grep "^SUITE " "$log" | grep -v "^SUITE ok" | sed "s/^SUITE /  suite: /"
+		grep -q "^SUITE suite: PASS" "$log" || ok=0
+	fi
 	if [ $ok = 1 ]; then
 		echo "PASS qemu-$machine"
 	else
