@@ -135,6 +135,11 @@ run_one() {
 	if [ -n "$suite" ]; then
 		grep "^SUITE " "$log" | grep -v "^SUITE ok" | sed "s/^SUITE /  suite: /"
 		grep -q "^SUITE suite: PASS" "$log" || ok=0
+		# what reached the backing directory, past the guest's page cache
+		"$here/../suite/bin/verify-manifest" "$share/suite-dir/suite-stress" |
+			tail -1 | sed "s/^/  host: /"
+		"$here/../suite/bin/verify-manifest" "$share/suite-dir/suite-stress" \
+			>/dev/null || ok=0
 	fi
 	if [ $ok = 1 ]; then
 		echo "PASS qemu-$machine"
