@@ -632,12 +632,25 @@ static int op_mkdir(struct req *r, struct inode *dir)
 	return err ? err : reply_new_entry(r, dir, name);
 }
 
+/* name in dir is about to be removed or replaced. */
+static void pin_victim(struct fuse_server *s, int dirfd, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return;
+	if (S_ISDIR(st.st_mode) || st.st_nlink <= 1)
+		inode__pin_unlinked(&s->it, &st);
+}
+
 static int op_unlink(struct req *r, struct inode *dir, int flags)
 {
 	const char *name = arg_name(r);
 
 	if (!name)
 		return r->name_err;
+	if (!r->srv->opt->readonly)
+		pin_victim(r->srv, inode__fd(dir), name);
 	if (r->srv->opt->readonly)
 		return -EROFS;
 	return unlinkat(inode__fd(dir), name, flags) ? -errno : 0;
@@ -663,6 +676,8 @@ static int do_rename(struct req *r, struct inode *dir, uint64_t newdir_id,
 	newdir = inode__get(&r->srv->it, newdir_id, &err);
 	if (!newdir)
 		return -err;
+	if (!(flags & RENAME_EXCHANGE))
+		pin_victim(r->srv, inode__fd(newdir), newname);
 	if (flags) {
 		if (syscall(SYS_renameat2, inode__fd(dir), oldname,
 			    inode__fd(newdir), newname, flags))

@@ -469,6 +469,53 @@ struct inode *inode__lookup_fd(struct inode_table *t, int fd,
 	return ino;
 }
 
+/*
+ * The last name of a known inode is about to go: its handle will turn
+ * stale, but the guest may still use the inode (writeback of times after
+ * close, a removed working directory), so make sure it has an fd and keep
+ * that fd until the inode is forgotten.
+ */
+void inode__pin_unlinked(struct inode_table *t, const struct stat *st)
+{
+	struct inode *ino;
+	int fd = -1, extra = -1;
+
+	pthread_mutex_lock(&t->lock);
+	ino = hash_find_locked(t, st->st_dev, st->st_ino);
+	if (!ino || ino->pinned) {
+		pthread_mutex_unlock(&t->lock);
+		return;
+	}
+	ino->refs++;
+	ino->fd_users++;
+	if (ino->fd < 0) {
+		pthread_mutex_unlock(&t->lock);
+		fd = reopen(ino);
+		pthread_mutex_lock(&t->lock);
+		if (fd >= 0 && ino->fd < 0) {
+			ino->fd = fd;
+			t->nfds++;
+		} else {
+			extra = fd;
+		}
+	}
+	if (ino->fd >= 0) {
+		lru_del(t, ino);
+		ino->pinned = true;
+	}
+	ino->fd_users--;
+	ino->refs--;
+	if (dead(ino))
+		fd = free_locked(t, ino);
+	else
+		fd = -1;
+	pthread_mutex_unlock(&t->lock);
+	if (extra >= 0)
+		close(extra);
+	if (fd >= 0)
+		close(fd);
+}
+
 void inode__forget(struct inode_table *t, uint64_t nodeid, uint64_t n)
 {
 	struct inode *ino;

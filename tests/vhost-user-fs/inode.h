@@ -51,6 +51,8 @@ mode_t inode__type(const struct inode *ino);
 struct inode *inode__lookup_fd(struct inode_table *t, int fd,
 			       const struct stat *st, int *err);
 void inode__forget(struct inode_table *t, uint64_t nodeid, uint64_t n);
+/* Before removing a name that may be an inode's last one. */
+void inode__pin_unlinked(struct inode_table *t, const struct stat *st);
 /* An open file keeps the inode and its fd (an unlinked file has no handle). */
 void inode__open_get(struct inode_table *t, struct inode *ino);
 void inode__open_put(struct inode_table *t, struct inode *ino);

@@ -695,6 +695,16 @@ static void t_fuse_fd_cache(void)
 	}
 	fuse_server__counts(srv, &inodes, &fds);
 	CHECK(fds <= 8 + 1);
+	/* an evicted inode whose last name goes stays usable */
+	{
+		struct fuse_setattr_in si = { .valid = FATTR_MTIME | FATTR_MTIME_NOW };
+		uint64_t dir = lookup(1, "many", &err);
+
+		CHECK(req(FUSE_UNLINK, dir, S("f0"), NULL).error == 0);
+		CHECK(req(FUSE_SETATTR, nodes[0], &si, sizeof(si), NULL).error == 0);
+		CHECK(req(FUSE_GETATTR, nodes[0], &gi, sizeof(gi), NULL).error == 0);
+		req(FUSE_FORGET, dir, &fi, sizeof(fi), NULL);
+	}
 	for (i = 0; i < 100; i++)
 		req(FUSE_FORGET, nodes[i], &fi, sizeof(fi), NULL);
 	fuse_server__counts(srv, &inodes, &fds);
