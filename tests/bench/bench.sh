@@ -24,8 +24,9 @@
 #   BENCH_WORKLOADS=...            UML workloads (default all)
 #   BENCH_PIN=CPUS                 taskset list for device and UML (default 1)
 #   BENCH_PIN_PROBE="A B"          pinnings compared in short extra boots of
-#                                  intree and ours-sync (floor and unlink,
-#                                  quick sizes; default "1 0-1"; "" skips)
+#                                  intree and ours-sync (floor phases,
+#                                  quick sizes; default "1 0-1"; "" skips;
+#                                  BENCH_PROBE_WORKLOADS adds others)
 #   BENCH_FLAVOR=bench|debug       UML kernel (default bench; debug only to
 #                                  validate the scripts, and the report says so)
 #   BENCH_MEM=MB                   UML memory (default by size)
@@ -171,7 +172,7 @@ for run in "${runs[@]}"; do
 		;;
 	probe)
 		mapfile -t args < <(uml_args "${c%%/*}" "${c#*/pin}")
-		gargs=(--size quick --workloads floor,unlink)
+		gargs=(--size quick --workloads "${BENCH_PROBE_WORKLOADS:-floor}")
 		;;
 	qemu)
 		mapfile -t args < <(qemu_args "$c")
@@ -195,8 +196,10 @@ for run in "${runs[@]}"; do
 a = sys.argv
 print(json.dumps({"id": a[1], "kind": a[2], "config": a[3], "repeat": int(a[4]), "rc": int(a[5]),
     "host_s": round(float(a[7]) - float(a[6]), 3), "load_before": a[8], "load_after": a[9],
-    "dir": a[10], "run_args": a[11:]}))' \
-		"$id" "$kind" "$c" "$r" "$rc" "$t0" "$t1" "$load0" "$(loadavg)" "$dir" \
+    "uml_build_key": a[10], "driver_version": a[11], "dir": a[12], "run_args": a[13:]}))' \
+		"$id" "$kind" "$c" "$r" "$rc" "$t0" "$t1" "$load0" "$(loadavg)" \
+		"$(cat "$cache/uml/$flavor/.key" 2>/dev/null)" \
+		"$(git -C "$repo" describe --always --dirty 2>/dev/null)" "$dir" \
 		"${args[@]}" -- "${gargs[@]}" >>"$manifest"
 done
 

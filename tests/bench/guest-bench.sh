@@ -62,11 +62,14 @@ done
 # any report: every line carries the sizes it ran with).
 case $size in
 quick)
-	fio_mib=64 fio_runtime=5 unlink_n=2000 sf_n=500 seq_mib=64 stat_n=2000 ;;
+	fio_mib=64 fio_runtime=5 unlink_n=2000 sf_n=500 seq_mib=64 stat_n=2000
+	null_n=20000 pair_n=5000 ;;
 reduced)
-	fio_mib=256 fio_runtime=20 unlink_n=19000 sf_n=5000 seq_mib=256 stat_n=10000 ;;
+	fio_mib=256 fio_runtime=20 unlink_n=19000 sf_n=5000 seq_mib=256 stat_n=10000
+	null_n=50000 pair_n=10000 ;;
 full)
-	fio_mib=1024 fio_runtime=60 unlink_n=50000 sf_n=5000 seq_mib=1024 stat_n=20000 ;;
+	fio_mib=1024 fio_runtime=60 unlink_n=50000 sf_n=5000 seq_mib=1024 stat_n=20000
+	null_n=100000 pair_n=20000 ;;
 *) echo "guest-bench: --size quick|reduced|full" >&2; exit 2 ;;
 esac
 
@@ -186,8 +189,8 @@ printf '{"phase":"env","label":"%s","size":"%s","jobs":%s,"kernel":"%s","hz":%s,
 	"$(awk -v d="$dir" '$2 == d { m = $1 " " $3 " " $4 } END { print m }' /proc/mounts | tr '"' "'")"
 
 if has floor; then
-	run_phase clockpair "" "$vfsbench" clockpair 20000
-	run_phase nullsys "" "$vfsbench" nullsys 100000
+	run_phase clockpair "" "$vfsbench" clockpair "$pair_n"
+	run_phase nullsys "" "$vfsbench" nullsys "$null_n"
 	run_phase statloop "" "$vfsbench" statloop "$work/statfile" "$stat_n"
 fi
 if has fio; then

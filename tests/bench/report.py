@@ -407,6 +407,12 @@ def render(jpath, mdpath, svgdir, notes=None):
         l1 = [float(x.split()[0]) for x in loads]
         p("| host load average (1 min) around the boots | %.2f–%.2f |" % (min(l1), max(l1)))
     p("")
+    keys = sorted({r.get("uml_build_key") for r in runs if r["kind"] != "qemu" and r.get("uml_build_key")})
+    vers = sorted({r.get("driver_version") for r in runs if r.get("driver_version")})
+    if len(keys) > 1 or len(vers) > 1:
+        p("**The driver or the kernel changed during the run** (UML build keys %s; `git describe` %s): "
+          "boots of different versions are mixed in the medians." % (", ".join(keys), ", ".join(vers)))
+        p("")
     if env.get("uml_flavor") == "debug":
         p("**This run used the debug UML kernel (lockdep, kmemleak): only valid to validate "
           "the scripts, not as a benchmark.**")
@@ -637,14 +643,18 @@ SIZES_TEXT = """Sizes (`tests/bench/guest-bench.sh`): `full` is benchmarks.md (f
 20,000); `reduced` is fio 256 MiB, 20 s; 19,000 files for unlink (the size of
 the baseline in benchmarks.md); 5,000 small files; 256 MiB sequential; stat
 loop 10,000; `quick` is fio 64 MiB, 5 s; 2,000 files for unlink; 500 small
-files; 64 MiB sequential; stat loop 2,000. The build is the same at every size.
+files; 64 MiB sequential; stat loop 2,000 (getppid loop 100,000 / 50,000 /
+20,000; clock pairs 20,000 / 10,000 / 5,000). The build is the same at every
+size. fio files are laid out before fio starts, with 1 MiB writes.
 Caches are dropped (`echo 3 > /proc/sys/vm/drop_caches`) before every phase,
 and inside the unlink and small-file programs between their own phases.
 Times come from `CLOCK_MONOTONIC` around whole loops except the unlink latencies,
 which time each call and so include one `clock_gettime` pair each: the same
 run measures that pair (a trapped syscall in UML) and the table shows both the
 raw figures and the figures minus the pair. UML is uniprocessor, so in UML
-"one per vCPU" is one job: the fio and small-file runs are the 1-job ones only."""
+"one per vCPU" is one job: the fio and small-file runs are the 1-job ones only.
+UML charges all of its guest's CPU time as system time (user time reads 0 in
+both /proc/stat and getrusage), so in UML only user + system means anything."""
 
 CONFIG_TEXT = """Configurations (same device binary, same share, one boot each per repeat,
 repeats interleaved): `tmpfs` = guest tmpfs, no virtio-fs (the ceiling);
