@@ -207,7 +207,7 @@ def workloads():
          getter("statloop", "mean_ns", scale=1e-3), "floor"),
         ("stat() of one file, device cache=auto (attributes cached), us/call", "us", "lower",
          getter("statloop", "mean_ns", scale=1e-3), "main"),
-        ("stat(), cache=never, in getppid() costs of the same boot", "x", "lower",
+        ("stat(), cache=never, in getppid() costs of the same boot", "getppid() costs", "lower",
          per_syscall(getter("statloop", "mean_ns", scale=1e-3)), "floor"),
         ("getppid() syscall, us/call", "us", "lower",
          getter("nullsys", "mean_ns", scale=1e-3), "main"),
@@ -236,9 +236,9 @@ def workloads():
          getter("unlink", "clock_pair_ns", scale=1e-3), "main"),
         ("mean minus the pair, us", "us", "lower", unlink_net_mean, "main"),
         ("median minus the pair, us", "us", "lower", unlink_net_median, "main"),
-        ("median, in getppid() costs of the same boot", "x", "lower",
+        ("median, in getppid() costs of the same boot", "getppid() costs", "lower",
          per_syscall(getter("unlink", "median_ns", scale=1e-3)), "main"),
-        ("mean, in getppid() costs of the same boot", "x", "lower",
+        ("mean, in getppid() costs of the same boot", "getppid() costs", "lower",
          per_syscall(getter("unlink", "mean_ns", scale=1e-3)), "main"),
         ("create phase (empty files), files/s", "/s", "higher",
          getter("unlink", "creates_per_s"), "main"),
@@ -267,6 +267,15 @@ def workloads():
     ]))
     return w
 
+
+CHARTS = {
+    "floor": ["stat() of one file, device cache=never (floor boots), us/call",
+              "stat(), cache=never, in getppid() costs of the same boot"],
+    "unlink": ["mean, us", "median, us", "median, in getppid() costs of the same boot"],
+    "build": ["make elapsed, s", "make system CPU (rusage), s"],
+    "smallfile-1": ["create+write/s", "stat/s", "unlink/s"],
+    "smallfile-n": ["create+write/s", "stat/s", "unlink/s"],
+}
 
 CPU_PHASES = ("statloop", "fio-1", "fio-n", "unlink", "smallfile-1", "smallfile-n",
               "seqwrite-nofsync", "seqread", "seqwrite-fsync", "build-untar", "build-make",
@@ -376,6 +385,9 @@ def render(jpath, mdpath, svgdir, notes=None):
     env = data["env"]
     runs = data["runs"]
     os.makedirs(svgdir, exist_ok=True)
+    for fn in os.listdir(svgdir):
+        if fn.endswith(".svg"):
+            os.unlink(os.path.join(svgdir, fn))
     svgrel = os.path.relpath(svgdir, os.path.dirname(os.path.abspath(mdpath)))
     md = []
     p = md.append
@@ -487,7 +499,7 @@ def render(jpath, mdpath, svgdir, notes=None):
           "metric's direction.")
         p("")
         # charts: the first two metrics of the table (or marked ones)
-        for label in list(allstats)[:2]:
+        for label in [l for l in CHARTS.get(wid, []) if l in allstats] or list(allstats)[:2]:
             st, unit, better = allstats[label]
             svg = svg_bars("%s: %s" % (title.split(" (")[0][:60], label), unit, better,
                            [(c, st[c]) for c in configs])
