@@ -60,7 +60,10 @@ struct vfsync_vq {
 	/* Requests to end with an error by dispatch_work; under ->lock */
 	struct list_head end_reqs;
 	struct work_struct dispatch_work;
-	/* Set at mount (fill_super) and freed at unmount, under vfsync_mutex */
+	/*
+	 * Allocated at mount under vfsync_mutex, freed at unmount after the
+	 * queue was stopped and drained: stable while a request is queued.
+	 */
 	struct fuse_dev *fud;
 	bool connected;			/* protected by ->lock */
 	/* Added, queued or reaped but not yet ended; under ->lock */
@@ -72,7 +75,10 @@ struct vfsync_vq {
 	char name[VFSYNC_VQ_NAME_LEN];
 } ____cacheline_aligned_in_smp;
 
-/* A virtio-fs device instance. */
+/*
+ * A virtio-fs device instance. Everything but the list linkage is written
+ * in probe before the instance is listed and read-only afterwards.
+ */
 struct vfsync_dev {
 	struct kobject kobj;		/* refcount; /sys/fs/virtio_fs_sync/<tag> */
 	struct list_head list;		/* on the instance list, vfsync_mutex */
