@@ -34,7 +34,7 @@ KCACHE := $(VFS_CACHE)/kernels/$(KVER)
 KDIR := $(KCACHE)/kdir
 FUSE_SRC ?= $(KCACHE)/fuse
 FUSE_SRC_MAKEFILE ?= $(KCACHE)/source.Makefile
-BUILD_DIR := $(REPO)/build/$(KVER)
+BUILD_DIR := $(REPO)/build/$(or $(BUILD_NAME),$(KVER))
 else
 KDIR ?= /lib/modules/$(shell uname -r)/build
 BUILD_DIR := $(REPO)
@@ -45,6 +45,8 @@ FUSE_SRC ?= $(KDIR)/fs/fuse
 endif
 
 KBUILD_ARGS = -C $(KDIR) M=$(BUILD_DIR) FUSE_INC=$(abspath $(FUSE_SRC))
+# Test runners build concurrently into the same directory: serialise.
+LOCKED = $(if $(wildcard $(BUILD_DIR)/.),flock $(BUILD_DIR)/.build.lock)
 
 all: module
 
@@ -78,10 +80,10 @@ ifneq ($(BUILD_DIR),$(REPO))
 endif
 
 module: prepare
-	$(MAKE) $(KBUILD_ARGS) modules
+	$(LOCKED) $(MAKE) $(KBUILD_ARGS) modules
 
 module-debug: prepare
-	$(MAKE) $(KBUILD_ARGS) ccflags-y+=-DDEBUG modules
+	$(LOCKED) $(MAKE) $(KBUILD_ARGS) ccflags-y+=-DDEBUG modules
 
 print-ko:
 	@echo $(BUILD_DIR)/virtio_fs_sync.ko
@@ -106,9 +108,11 @@ style:
 	$(CHECKPATCH) --strict --no-tree --max-line-length=100 --ignore FILE_PATH_CHANGES -f \
 		$(addprefix $(REPO)/,$(DRIVER_FILES))
 
+# In directories of their own: rebuilding in build/$(KVER) would pull
+# objects from under a concurrent test run.
 sparse:
-	$(MAKE) -C $(REPO) KVER=6.12 clean-objs module C=2 CF=-D__CHECK_ENDIAN__
-	$(MAKE) -C $(REPO) KVER=6.1 clean-objs module C=2 CF=-D__CHECK_ENDIAN__
+	$(MAKE) -C $(REPO) KVER=6.12 BUILD_NAME=sparse-6.12 clean-objs module C=2 CF=-D__CHECK_ENDIAN__
+	$(MAKE) -C $(REPO) KVER=6.1 BUILD_NAME=sparse-6.1 clean-objs module C=2 CF=-D__CHECK_ENDIAN__
 
 clean-objs:
 	@rm -f $(BUILD_DIR)/*.o $(BUILD_DIR)/tests/kunit/*.o
