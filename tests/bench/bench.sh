@@ -30,6 +30,10 @@
 #   BENCH_FLAVOR=bench|debug       UML kernel (default bench; debug only to
 #                                  validate the scripts, and the report says so)
 #   BENCH_MEM=MB                   UML memory (default by size)
+#   BENCH_MAKE_DIR=DIR             what the build workload makes (default
+#                                  tools/objtool; tools/lib/subcmd is libsubcmd
+#                                  alone, about a third of the compile jobs)
+#   BENCH_PROBE_REPEATS=N          pinning probes in the first N repeats only
 #   BENCH_TIMEOUT=S                per boot (default by size)
 #   BENCH_OUT=DIR                  where the report goes (default bench/results)
 #   BENCH_NAME=NAME                report name (default <date>-<host>)
@@ -54,6 +58,8 @@ qemu_workloads=${BENCH_QEMU_WORKLOADS:-floor,unlink,smallfile,fio}
 workloads=${BENCH_WORKLOADS:-floor,fio,unlink,smallfile,seq,build}
 pin=${BENCH_PIN:-1}
 pin_probe=${BENCH_PIN_PROBE-1 0-1}
+make_dir=${BENCH_MAKE_DIR:-tools/objtool}
+probe_repeats=${BENCH_PROBE_REPEATS:-$repeats}
 flavor=${BENCH_FLAVOR:-bench}
 outdir=${BENCH_OUT:-$repo/bench/results}
 name=${BENCH_NAME:-$(date -u +%Y-%m-%d)-$(hostname -s)}
@@ -143,6 +149,7 @@ for r in $(seq "$repeats"); do
 	fi
 	for c in $qemu_configs; do runs+=("qemu $c $r"); done
 	for c in intree ours-sync; do
+		[ "$r" -le "$probe_repeats" ] || continue
 		case " $configs " in *" $c "*) ;; *) continue ;; esac
 		for p in $pin_probe; do runs+=("probe $c/pin$p $r"); done
 	done
@@ -188,7 +195,7 @@ for run in "${runs[@]}"; do
 	t0=$(date +%s.%N)
 	"$repo/tests/vm/run" "${args[@]}" --timeout "$timeout" --results "$dir" --quiet -- \
 		sh "$repo/tests/bench/guest-bench.sh" --label "$c" "${gargs[@]}" \
-		--vfsbench "$bdir/vfsbench" --tarball "$tarball" 2>"$raw/$id.stderr"
+		--vfsbench "$bdir/vfsbench" --tarball "$tarball" --make-dir "$make_dir" 2>"$raw/$id.stderr"
 	rc=$?
 	t1=$(date +%s.%N)
 	[ $rc = 0 ] || { log "  exit status $rc:"; tail -n 5 "$raw/$id.stderr" >&2; }
@@ -224,9 +231,10 @@ done
 	echo "qemu_size=$qemu_size"
 	echo "repeats=$repeats"
 	echo "mem_mb=$mem"
+	echo "make_dir=$make_dir"
 	echo "tarball=$(basename "$tarball") $(stat -c %s "$tarball") bytes, $(tar -tzf "$tarball" | grep -vc '/$') files"
 	echo "device=tests/vhost-user-fs/vhost-user-fs, options from tests/vm/run: --request-queues=<vCPUs> --sync-queues=<vCPUs> (UML: 1 and 1), device defaults otherwise (cache=auto, no writeback, 1 worker); floor boots add --cache=never"
-	echo "command=make bench (BENCH_SIZE=$size BENCH_REPEATS=$repeats BENCH_PIN=$pin BENCH_FLAVOR=$flavor BENCH_CONFIGS='$configs' BENCH_QEMU_CONFIGS='$qemu_configs' BENCH_QEMU_SIZE=$qemu_size BENCH_WORKLOADS=$workloads BENCH_FLOOR=$floor BENCH_PIN_PROBE='$pin_probe')"
+	echo "command=make bench (BENCH_SIZE=$size BENCH_REPEATS=$repeats BENCH_PIN=$pin BENCH_FLAVOR=$flavor BENCH_CONFIGS='$configs' BENCH_QEMU_CONFIGS='$qemu_configs' BENCH_QEMU_SIZE=$qemu_size BENCH_WORKLOADS=$workloads BENCH_FLOOR=$floor BENCH_PIN_PROBE='$pin_probe' BENCH_PROBE_REPEATS=$probe_repeats BENCH_MAKE_DIR=$make_dir)"
 	echo "wall_s=$(($(date +%s) - t_start))"
 } >"$raw/env"
 

@@ -519,6 +519,8 @@ def render(jpath, mdpath, svgdir, notes=None):
         ratios = [(a, b) for a, b in (("ours-sync", "intree"), ("ours-sync", "ours-async"),
                                       ("ours-async", "intree")) if a in uml_configs and b in uml_configs]
         for wid, title, rows in workloads():
+            if wid == "build" and env.get("make_dir"):
+                title = title.replace("make -j<vCPUs>", "make -j<vCPUs> -C %s" % env["make_dir"])
             uml_stats[wid] = table("uml", uml_configs, wid, title, rows, ratios)
         # guest CPU per phase
         p("### Guest CPU time per phase (user + system, s, from /proc/stat; median)")
