@@ -7,7 +7,8 @@
  * when VIRTIO_FS_F_SYNC is negotiated, R+1..R+S sync queues. The device
  * completes a sync queue's buffers before the kick returns, so the
  * submitter reaps its own reply right after the kick and nobody waits for
- * an interrupt or a wake-up. See docs/sync-protocol.md for the contract.
+ * an interrupt or a wake-up. Documentation/virtio-fs-sync.rst has the
+ * contract and the driver's side of it.
  *
  * The FUSE side (fuse_glue.c) turns requests into struct vfsync_buf.
  */
