@@ -164,7 +164,7 @@ i=0
 for run in "${runs[@]}"; do
 	read -r kind c r <<<"$run"
 	i=$((i + 1))
-	id=$(printf '%03d-%s-%s-r%s' "$i" "$kind" "$c" "$r")
+	id=$(printf '%03d-%s-%s-r%s' "$i" "$kind" "${c//\//-}" "$r")
 	dir=$raw/$id
 	args=()
 	case $kind in
