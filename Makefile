@@ -22,7 +22,8 @@ DEPMOD ?= depmod
 
 # The sources the module is built from; dkms-install copies exactly these.
 SOURCES := Kbuild Kconfig Makefile compat.h dkms.conf virtio_fs_sync.h \
-	virtio_fs_sync.c fuse_glue.c tests/kunit/virtio_fs_sync_test.c
+	virtio_fs_sync.c fuse_glue.c tests/kunit/virtio_fs_sync_test.c \
+	scripts/fuse-header.sh
 DRIVER_FILES := compat.h virtio_fs_sync.h virtio_fs_sync.c fuse_glue.c \
 	tests/kunit/virtio_fs_sync_test.c
 
@@ -44,6 +45,13 @@ ifneq ($(wildcard $(KDIR)/fs/fuse/fuse_i.h),)
 FUSE_SRC ?= $(KDIR)/fs/fuse
 endif
 
+# Otherwise from the linux-source-X.Y package (what DKMS on Debian does).
+LINUX_SOURCE_DIR ?= /usr/src
+ifeq ($(FUSE_SRC),)
+FUSE_EXTRACT := $(BUILD_DIR)/.fuse-src
+FUSE_SRC := $(FUSE_EXTRACT)/fs/fuse
+endif
+
 KBUILD_ARGS = -C $(KDIR) M=$(BUILD_DIR) FUSE_INC=$(abspath $(FUSE_SRC))
 # Test runners build concurrently into the same directory: serialise.
 LOCKED = $(if $(wildcard $(BUILD_DIR)/.),flock $(BUILD_DIR)/.build.lock)
@@ -57,6 +65,9 @@ ifneq ($(KVER),)
 	@VFS_CACHE=$(VFS_CACHE) $(REPO)/scripts/fetch-kernel.sh $(KVER) >/dev/null
 endif
 	@test -d $(KDIR) || { echo "virtio_fs_sync: no kernel tree at $(KDIR) (set KDIR= or KVER=)" >&2; exit 1; }
+ifneq ($(FUSE_EXTRACT),)
+	@test -f $(FUSE_SRC)/fuse_i.h || sh $(REPO)/scripts/fuse-header.sh $(KDIR) $(FUSE_EXTRACT) $(LINUX_SOURCE_DIR)
+endif
 	@test -n "$(FUSE_SRC)" && test -f $(FUSE_SRC)/fuse_i.h || { \
 		echo "virtio_fs_sync: fuse_i.h not found: install linux-source-$$($(MAKE) -s --no-print-directory -C $(KDIR) kernelversion | cut -d. -f1,2)" \
 			"and pass FUSE_SRC=<linux-source>/fs/fuse" >&2; exit 1; }
@@ -119,7 +130,7 @@ clean-objs:
 
 clean:
 	-$(MAKE) $(KBUILD_ARGS) clean 2>/dev/null
-	rm -rf $(REPO)/build
+	rm -rf $(REPO)/build $(REPO)/.fuse-src
 
 .PHONY: all prepare module module-debug print-ko print-sources install \
 	dkms-install style sparse clean clean-objs

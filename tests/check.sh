@@ -76,7 +76,8 @@ t static:no-version-code version_code_outside_compat
 t device:unit make -C "$repo/tests/vhost-user-fs" check
 
 # --- DKMS, in a scratch tree, against each Debian header set -------------------
-# dkms_check SERIES: dkms add + build as a Debian guest would, then load the
+# dkms_check SERIES: dkms add + build as a Debian guest would (fuse_i.h from
+# the linux-source package's tarball, here the cached one), then load the
 # module it built in a QEMU guest of that kernel.
 dkms_check() {
 	local k=$1 kc=$VFS_CACHE/kernels/$1 tmp ver rel ko rc=0
@@ -87,7 +88,7 @@ dkms_check() {
 	ver=$(basename "$tmp"/usr/src/virtio_fs_sync-*)
 	ver=${ver#virtio_fs_sync-}
 	dkms add --sourcetree "$tmp/usr/src" --dkmstree "$tmp/dkms" -m virtio_fs_sync -v "$ver" &&
-		FUSE_SRC=$kc/fuse dkms build --sourcetree "$tmp/usr/src" --dkmstree "$tmp/dkms" \
+		LINUX_SOURCE_DIR=$kc/srcpkg/usr/src dkms build --sourcetree "$tmp/usr/src" --dkmstree "$tmp/dkms" \
 			-m virtio_fs_sync -v "$ver" -k "$rel" --kernelsourcedir "$kc/kdir" || rc=1
 	ko=$tmp/dkms/virtio_fs_sync/$ver/$rel/x86_64/module/virtio_fs_sync.ko
 	if [ $rc = 0 ] && [ -f "$ko" ]; then
