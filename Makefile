@@ -114,8 +114,14 @@ dkms-install:
 	@sed -i 's/^PACKAGE_VERSION=.*/PACKAGE_VERSION="$(VERSION)"/' $(DKMS_DIR)/dkms.conf
 	@echo "virtio_fs_sync: sources in $(DKMS_DIR); now: dkms install virtio_fs_sync/$(VERSION)"
 
-CHECKPATCH ?= $(VFS_CACHE)/src/linux-source-6.12/scripts/checkpatch.pl
+# checkpatch and its data files, from the cached 6.12 source tarball.
+CHECKPATCH_DIR := $(VFS_CACHE)/kernels/6.12/checkpatch
+CHECKPATCH ?= $(CHECKPATCH_DIR)/scripts/checkpatch.pl
 style:
+	@test -x $(CHECKPATCH) || { VFS_CACHE=$(VFS_CACHE) $(REPO)/scripts/fetch-kernel.sh 6.12 >/dev/null && \
+		mkdir -p $(CHECKPATCH_DIR) && tar -xJf $(VFS_CACHE)/kernels/6.12/source.tar.xz \
+		-C $(CHECKPATCH_DIR) --strip-components=1 --wildcards '*/scripts/checkpatch.pl' \
+		'*/scripts/spelling.txt' '*/scripts/const_structs.checkpatch'; }
 	$(CHECKPATCH) --strict --no-tree --max-line-length=100 --ignore FILE_PATH_CHANGES -f \
 		$(addprefix $(REPO)/,$(DRIVER_FILES))
 
