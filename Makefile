@@ -71,7 +71,8 @@ endif
 	@test -n "$(FUSE_SRC)" && test -f $(FUSE_SRC)/fuse_i.h || { \
 		echo "virtio_fs_sync: fuse_i.h not found: install linux-source-$$($(MAKE) -s --no-print-directory -C $(KDIR) kernelversion | cut -d. -f1,2)" \
 			"and pass FUSE_SRC=<linux-source>/fs/fuse" >&2; exit 1; }
-	@kver=$$($(MAKE) -s --no-print-directory -C $(KDIR) kernelversion 2>/dev/null); \
+	@kver=$$($(MAKE) -s --no-print-directory -C $(KDIR) kernelversion 2>/dev/null | \
+		grep -E '^[0-9]+\.[0-9]+' | head -n 1); \
 	fmk=$(FUSE_SRC_MAKEFILE); \
 	[ -n "$$fmk" ] || for f in $(FUSE_SRC)/../../Makefile $(FUSE_SRC)/../source.Makefile; do \
 		[ -f $$f ] && { fmk=$$f; break; }; done; \

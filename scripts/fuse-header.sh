@@ -14,7 +14,10 @@ kdir=$1
 out=$2
 srcdir=${3:-/usr/src}
 
-series=$(make -s --no-print-directory -C "$kdir" kernelversion 2>/dev/null | cut -d. -f1,2)
+# Called from make (DKMS, make check), a parent's MAKEFLAGS would add
+# "Entering directory" lines: clear it and keep only the version line.
+series=$(MAKEFLAGS= MAKELEVEL= make -s --no-print-directory -C "$kdir" kernelversion 2>/dev/null |
+	grep -E '^[0-9]+\.[0-9]+' | head -n 1 | cut -d. -f1,2)
 [ -n "$series" ] || { echo "fuse-header.sh: cannot read the kernel version of $kdir" >&2; exit 1; }
 tarball=$srcdir/linux-source-$series.tar.xz
 if [ ! -f "$tarball" ]; then

@@ -97,6 +97,7 @@ dkms_check() {
 			sh -c "insmod $ko && grep -w virtiofs_sync /proc/filesystems && rmmod virtio_fs_sync" || rc=1
 	else
 		echo "dkms did not build $ko"
+		cat "$tmp/dkms/virtio_fs_sync/$ver/build/make.log" 2>/dev/null | tail -n 25
 		rc=1
 	fi
 	rm -rf "$tmp"
