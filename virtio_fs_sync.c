@@ -106,25 +106,40 @@ int vfsync_parse_config(u32 req_queues, u32 sync_queues, bool sync_feature,
 EXPORT_SYMBOL_IF_KUNIT(vfsync_parse_config);
 
 /*
- * Request-queue map when the transport has no interrupt affinity: the
- * listed CPUs in order, cut into nqueues contiguous groups. @map has
- * @map_len entries indexed by CPU id; unlisted ids get the first queue.
+ * Fill a CPU -> virtqueue map: @map has @map_len entries indexed by CPU id;
+ * the n-th listed CPU gets queue @first_vq + pick(n), unlisted ids the first
+ * queue. @spread cuts the listed CPUs into @nqueues contiguous groups,
+ * otherwise queues are dealt round-robin (n mod @nqueues).
  */
-void vfsync_map_spread(unsigned int *map, unsigned int map_len,
-		       const unsigned int *cpus, unsigned int ncpus,
-		       unsigned int nqueues, unsigned int first_vq)
+static void vfsync_map_cpus(unsigned int *map, unsigned int map_len,
+			    const unsigned int *cpus, unsigned int ncpus,
+			    unsigned int nqueues, unsigned int first_vq,
+			    bool spread)
 {
-	unsigned int i;
+	unsigned int i, q;
 
 	for (i = 0; i < map_len; i++)
 		map[i] = first_vq;
 	if (!nqueues)
 		return;
 	for (i = 0; i < ncpus; i++) {
-		if (cpus[i] < map_len)
-			map[cpus[i]] = first_vq +
-				       (unsigned int)((u64)i * nqueues / ncpus);
+		if (cpus[i] >= map_len)
+			continue;
+		q = spread ? (unsigned int)((u64)i * nqueues / ncpus) :
+			     i % nqueues;
+		map[cpus[i]] = first_vq + q;
 	}
+}
+
+/*
+ * Request-queue map when the transport has no interrupt affinity: the
+ * listed CPUs in order, cut into nqueues contiguous groups.
+ */
+void vfsync_map_spread(unsigned int *map, unsigned int map_len,
+		       const unsigned int *cpus, unsigned int ncpus,
+		       unsigned int nqueues, unsigned int first_vq)
+{
+	vfsync_map_cpus(map, map_len, cpus, ncpus, nqueues, first_vq, true);
 }
 EXPORT_SYMBOL_IF_KUNIT(vfsync_map_spread);
 
@@ -137,16 +152,7 @@ void vfsync_map_sync(unsigned int *map, unsigned int map_len,
 		     const unsigned int *cpus, unsigned int ncpus,
 		     unsigned int nqueues, unsigned int first_vq)
 {
-	unsigned int i;
-
-	for (i = 0; i < map_len; i++)
-		map[i] = first_vq;
-	if (!nqueues)
-		return;
-	for (i = 0; i < ncpus; i++) {
-		if (cpus[i] < map_len)
-			map[cpus[i]] = first_vq + i % nqueues;
-	}
+	vfsync_map_cpus(map, map_len, cpus, ncpus, nqueues, first_vq, false);
 }
 EXPORT_SYMBOL_IF_KUNIT(vfsync_map_sync);
 
