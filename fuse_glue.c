@@ -289,7 +289,9 @@ void vfsync_fuse_complete(struct vfsync_buf *buf)
 	struct fuse_args *args = req->args;
 	struct fuse_pqueue *fpq = &buf->fsvq->fud->pq;
 
-	if (test_bit(FR_ISREPLY, &req->flags)) {
+	if (buf->error) {
+		req->out.h.error = buf->error;
+	} else if (test_bit(FR_ISREPLY, &req->flags)) {
 		unsigned int last = args->out_numargs ?
 			args->out_args[args->out_numargs - 1].size : 0;
 		int err;

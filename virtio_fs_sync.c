@@ -59,6 +59,9 @@ module_param_named(sync_max_bytes, vfsync_max_bytes, uint, 0644);
 MODULE_PARM_DESC(sync_max_bytes,
 		 "Largest request, in + out bytes including FUSE headers, sent on a sync queue (default: 262144)");
 
+/* How long removal waits for a live device to finish its requests */
+#define VFSYNC_REMOVE_GRACE	(5 * HZ)
+
 /*
  * Instance list; also serialises probe/remove against mount and unmount and
  * keeps the virtqueues of a listed instance alive.
@@ -235,7 +238,7 @@ static void vfsync_dec_in_flight_locked(struct vfsync_vq *fsvq)
 	WARN_ON(fsvq->in_flight <= 0);
 	fsvq->in_flight--;
 	if (!fsvq->in_flight)
-		complete(&fsvq->in_flight_zero);
+		wake_up(&fsvq->in_flight_wq);
 }
 
 static void vfsync_dec_in_flight(struct vfsync_vq *fsvq)
@@ -406,37 +409,30 @@ void vfsync_stop_queue(struct vfsync_vq *fsvq)
 	spin_unlock(&fsvq->lock);
 }
 
+static bool vfsync_idle(struct vfsync_vq *fsvq)
+{
+	bool idle;
+
+	spin_lock(&fsvq->lock);
+	idle = !fsvq->in_flight;
+	spin_unlock(&fsvq->lock);
+	return idle;
+}
+
+/* Wait until every buffer of a stopped queue has been ended. */
 static void vfsync_drain_queue(struct vfsync_vq *fsvq)
 {
-	spin_lock(&fsvq->lock);
-	if (fsvq->in_flight) {
-		/* vfsync_mutex is held: nobody else waits on this completion */
-		reinit_completion(&fsvq->in_flight_zero);
-		spin_unlock(&fsvq->lock);
-		wait_for_completion(&fsvq->in_flight_zero);
-	} else {
-		spin_unlock(&fsvq->lock);
-	}
-
+	wait_event(fsvq->in_flight_wq, vfsync_idle(fsvq));
 	flush_work(&fsvq->done_work);
 	flush_work(&fsvq->dispatch_work);
 }
 
-static void vfsync_drain_all_queues_locked(struct vfsync_dev *fs)
+void vfsync_drain_all_queues(struct vfsync_dev *fs)
 {
 	unsigned int i;
 
-	lockdep_assert_held(&vfsync_mutex);
 	for (i = 0; i < fs->nvqs; i++)
 		vfsync_drain_queue(&fs->vqs[i]);
-}
-
-void vfsync_drain_all_queues(struct vfsync_dev *fs)
-{
-	/* Keeps ->remove and unmount from draining at the same time */
-	mutex_lock(&vfsync_mutex);
-	vfsync_drain_all_queues_locked(fs);
-	mutex_unlock(&vfsync_mutex);
 }
 
 /* Completion */
@@ -478,6 +474,38 @@ static void vfsync_reap_one_locked(struct vfsync_vq *fsvq,
 	buf->used_len = len;
 	vfsync_fuse_reaped_locked(buf);
 	list_add_tail(&buf->list, done);
+}
+
+/*
+ * Take back what a reset device still holds, used or not: the device is
+ * gone or did not finish in time. Requests end with -ENOTCONN.
+ */
+static void vfsync_reclaim_queue(struct vfsync_vq *fsvq)
+{
+	struct vfsync_buf *buf;
+	LIST_HEAD(done);
+	void *token;
+
+	spin_lock(&fsvq->lock);
+	while ((token = virtqueue_detach_unused_buf(fsvq->vq)) != NULL) {
+		if (fsvq->kind == VFSYNC_KIND_HIPRIO) {
+			kfree(token);
+			vfsync_dec_in_flight_locked(fsvq);
+			continue;
+		}
+		buf = token;
+		buf->error = -ENOTCONN;
+		if (fsvq->kind == VFSYNC_KIND_SYNC &&
+		    !WARN_ON_ONCE(!fsvq->outstanding))
+			fsvq->outstanding--;
+		vfsync_reap_one_locked(fsvq, buf, 0, &done);
+	}
+	/* Parked buffers meet the stopped queue and fail there */
+	if (!list_empty(&fsvq->queued_reqs))
+		schedule_work(&fsvq->dispatch_work);
+	spin_unlock(&fsvq->lock);
+
+	vfsync_end_bufs(&done);
 }
 
 /*
@@ -1017,7 +1045,7 @@ static void vfsync_init_vq(struct vfsync_dev *fs, struct vfsync_vq *fsvq,
 	spin_lock_init(&fsvq->lock);
 	INIT_LIST_HEAD(&fsvq->queued_reqs);
 	INIT_LIST_HEAD(&fsvq->end_reqs);
-	init_completion(&fsvq->in_flight_zero);
+	init_waitqueue_head(&fsvq->in_flight_wq);
 
 	switch (kind) {
 	case VFSYNC_KIND_HIPRIO:
@@ -1291,6 +1319,8 @@ out:
 static void vfsync_remove(struct virtio_device *vdev)
 {
 	struct vfsync_dev *fs = vdev->priv;
+	long left = VFSYNC_REMOVE_GRACE;
+	unsigned int i;
 
 	mutex_lock(&vfsync_mutex);
 	/* No new mount finds it from here on */
@@ -1298,8 +1328,23 @@ static void vfsync_remove(struct virtio_device *vdev)
 	sysfs_remove_link(&fs->kobj, "device");
 	kobject_del(&fs->kobj);
 	vfsync_stop_all_queues(fs);
-	vfsync_drain_all_queues_locked(fs);
+	/*
+	 * A device that is still there may finish what it holds; one that is
+	 * gone (its queues are broken) or takes too long is reset, and its
+	 * buffers are taken back.
+	 */
+	for (i = 0; i < fs->nvqs && left > 0; i++) {
+		struct vfsync_vq *fsvq = &fs->vqs[i];
+
+		if (virtqueue_is_broken(fsvq->vq))
+			break;
+		left = wait_event_timeout(fsvq->in_flight_wq,
+					  vfsync_idle(fsvq), left);
+	}
 	virtio_reset_device(vdev);
+	for (i = 0; i < fs->nvqs; i++)
+		vfsync_reclaim_queue(&fs->vqs[i]);
+	vfsync_drain_all_queues(fs);
 	vdev->config->del_vqs(vdev);
 
 	vdev->priv = NULL;

@@ -13,6 +13,7 @@
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 
 struct dax_device;
@@ -70,7 +71,7 @@ struct vfsync_vq {
 	long in_flight;
 	/* Sync queues: added but not reaped yet; under ->lock */
 	unsigned int outstanding;
-	struct completion in_flight_zero;
+	wait_queue_head_t in_flight_wq;	/* woken when in_flight drops to 0 */
 	struct vfsync_stats stats;	/* protected by ->lock */
 	char name[VFSYNC_VQ_NAME_LEN];
 } ____cacheline_aligned_in_smp;
@@ -112,6 +113,8 @@ struct vfsync_buf {
 	unsigned int out_bytes;		/* driver-to-device bytes */
 	unsigned int in_bytes;		/* device-writable bytes offered */
 	unsigned int used_len;		/* from the used ring */
+	/* Instead of a reply: taken back from a device that went away */
+	int error;
 	u32 opcode;
 	bool background;
 	bool may_block;			/* must not be ended in done_work */

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "dispatch.h"
 #include "fuse_server.h"
@@ -114,12 +115,97 @@ bool dispatch__runnable(struct fs_queue *q)
 }
 
 /*
+ * --faults: a LOOKUP of "vfs-fault-<kind>" (or "vfs-fault-<kind>.<any>", so
+ * that lookups can run side by side) is answered wrongly in that way,
+ * so a guest test can break the one request of its choice and check that
+ * only that request fails.
+ */
+enum fault {
+	FAULT_NONE,
+	FAULT_LEN_OVER,		/* used length beyond the writable buffers */
+	FAULT_LEN_UNDER,	/* used length shorter than an out header */
+	FAULT_LEN_ZERO,		/* used length 0 */
+	FAULT_HDR_LEN,		/* out header's len disagrees with the used length */
+	FAULT_UNIQUE,		/* out header answers another request */
+	FAULT_ERROR_RANGE,	/* error outside -4095..0 */
+	FAULT_DOUBLE,		/* the buffer is put on the used ring twice */
+	FAULT_NEVER,		/* the buffer is never used */
+	FAULT_CLOSE,		/* the socket is shut down, nothing is used */
+	FAULT_COUNT
+};
+
+static const char *const fault_names[FAULT_COUNT] = {
+	[FAULT_LEN_OVER] = "len-over",
+	[FAULT_LEN_UNDER] = "len-under",
+	[FAULT_LEN_ZERO] = "len-zero",
+	[FAULT_HDR_LEN] = "hdr-len",
+	[FAULT_UNIQUE] = "unique",
+	[FAULT_ERROR_RANGE] = "error-range",
+	[FAULT_DOUBLE] = "double",
+	[FAULT_NEVER] = "never",
+	[FAULT_CLOSE] = "close",
+};
+
+#define FAULT_PREFIX "vfs-fault-"
+
+static enum fault fault_of(const struct fs_dev *dev, const struct fuse_ctx *ctx,
+			   size_t in_len)
+{
+	const struct fuse_in_header *ih = (const void *)ctx->in;
+	const char *name = (const char *)(ih + 1);
+	size_t max, plen = strlen(FAULT_PREFIX);
+	unsigned int f;
+
+	if (!dev->opt->faults || in_len > ctx->in_cap ||
+	    in_len < sizeof(*ih) + plen + 1 || ih->opcode != FUSE_LOOKUP)
+		return FAULT_NONE;
+	max = in_len - sizeof(*ih);
+	if (strncmp(name, FAULT_PREFIX, plen) || !memchr(name, 0, max))
+		return FAULT_NONE;
+	name += plen;
+	/* "vfs-fault-KIND" or "vfs-fault-KIND.ANYTHING" */
+	for (f = FAULT_NONE + 1; f < FAULT_COUNT; f++) {
+		size_t n = strlen(fault_names[f]);
+
+		if (!strncmp(name, fault_names[f], n) &&
+		    (name[n] == '\0' || name[n] == '.'))
+			return f;
+	}
+	return FAULT_NONE;
+}
+
+/* Spoils the reply in ctx->out of length *len as @f asks. */
+static void fault_reply(enum fault f, struct fuse_ctx *ctx, size_t *len)
+{
+	struct fuse_out_header *oh = (void *)ctx->out;
+
+	if (*len < sizeof(*oh))
+		return;
+	switch (f) {
+	case FAULT_HDR_LEN:
+		oh->len += 8;
+		break;
+	case FAULT_UNIQUE:
+		oh->unique ^= 1;
+		break;
+	case FAULT_ERROR_RANGE:
+		oh->error = -5000;
+		oh->len = sizeof(*oh);
+		*len = sizeof(*oh);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
  * Runs one chain through the FUSE server. The request is gathered into the
  * thread's buffer and the reply scattered back; a chain too short for a
- * reply header gets nothing written.
+ * reply header gets nothing written. *fault says how to misreport it.
  */
-static uint32_t process_chain(struct fuse_server *srv, struct fuse_ctx *ctx,
-			      struct vring_elem *e, struct fsq_stats *s)
+static uint32_t process_chain(struct fs_dev *dev, struct fuse_ctx *ctx,
+			      struct vring_elem *e, struct fsq_stats *s,
+			      enum fault *fault)
 {
 	size_t in_len, out_len, copied;
 	int error = 0;
@@ -128,7 +214,11 @@ static uint32_t process_chain(struct fuse_server *srv, struct fuse_ctx *ctx,
 	copied = iov__copy_from(e->iov, e->rd_num, ctx->in,
 				in_len < ctx->in_cap ? in_len : ctx->in_cap);
 	(void)copied;
-	out_len = fuse_server__handle(srv, ctx, in_len, e->wr_len, &error);
+	*fault = fault_of(dev, ctx, in_len);
+	if (*fault != FAULT_NONE)
+		fprintf(stderr, "vhost-user-fs: fault %s injected\n",
+			fault_names[*fault]);
+	out_len = fuse_server__handle(dev->srv, ctx, in_len, e->wr_len, &error);
 
 	STAT_ADD(s->requests, 1);
 	STAT_ADD(s->bytes_in, in_len);
@@ -136,10 +226,43 @@ static uint32_t process_chain(struct fuse_server *srv, struct fuse_ctx *ctx,
 		STAT_ADD(s->errors, 1);
 	if (!out_len)
 		return 0;
+	fault_reply(*fault, ctx, &out_len);
 	out_len = iov__copy_to(e->iov + e->rd_num, e->wr_num, ctx->out,
 			       out_len);
 	STAT_ADD(s->bytes_out, out_len);
-	return out_len;
+	switch (*fault) {
+	case FAULT_LEN_OVER:
+		return e->wr_len + 1;
+	case FAULT_LEN_UNDER:
+		return sizeof(struct fuse_out_header) / 2;
+	case FAULT_LEN_ZERO:
+		return 0;
+	default:
+		return out_len;
+	}
+}
+
+/*
+ * Puts a processed chain on the used ring, or not, as its fault says.
+ * Called with q->lock held. Shutting the socket down makes the vhost-user
+ * thread see the frontend gone, as if the device process had died.
+ */
+static void complete_chain_locked(struct fs_queue *q, uint16_t head,
+				  uint32_t len, enum fault fault)
+{
+	switch (fault) {
+	case FAULT_NEVER:
+		return;
+	case FAULT_CLOSE:
+		shutdown(q->dev->sock, SHUT_RDWR);
+		return;
+	case FAULT_DOUBLE:
+		vring__push(&q->vr, head, len);
+		break;
+	default:
+		break;
+	}
+	vring__push(&q->vr, head, len);
 }
 
 /* A sync-queue chain completed after its kick was acknowledged. */
@@ -228,12 +351,13 @@ static void sync_process(struct fs_queue *q)
 		goto out;
 	for (;;) {
 		while ((r = vring__pop(&q->vr, &e)) == 1) {
+			enum fault fault;
 			uint32_t len;
 
 			if (defer_locked(q, &e))
 				continue;
-			len = process_chain(dev->srv, dev->ctx, &e, s);
-			vring__push(&q->vr, e.head, len);
+			len = process_chain(dev, dev->ctx, &e, s, &fault);
+			complete_chain_locked(q, e.head, len, fault);
 			STAT_ADD(s->inline_done, 1);
 			done++;
 		}
@@ -282,14 +406,15 @@ static void worker_run_queue(struct fs_queue *q, struct fuse_ctx *ctx,
 	q->signal_pending = false;
 	while (q->deferred) {
 		struct deferred *d = q->deferred;
+		enum fault fault;
 		uint32_t len;
 
 		q->deferred = d->next;
 		pthread_mutex_unlock(&q->lock);
-		len = process_chain(dev->srv, ctx, &d->e, s);
+		len = process_chain(dev, ctx, &d->e, s, &fault);
 		STAT_ADD(s->late, 1);
 		pthread_mutex_lock(&q->lock);
-		vring__push(&q->vr, d->e.head, len);
+		complete_chain_locked(q, d->e.head, len, fault);
 		if (vring__need_signal(&q->vr))
 			signal = true;
 		if (--q->busy == 0)
@@ -302,6 +427,7 @@ static void worker_run_queue(struct fs_queue *q, struct fuse_ctx *ctx,
 	 * buffer is done.
 	 */
 	for (;;) {
+		enum fault fault;
 		uint32_t len;
 
 		if (!runnable_locked(q) || q->type == FSQ_SYNC)
@@ -317,10 +443,10 @@ static void worker_run_queue(struct fs_queue *q, struct fuse_ctx *ctx,
 			pool_post(q);
 		pthread_mutex_unlock(&q->lock);
 
-		len = process_chain(dev->srv, ctx, &e, s);
+		len = process_chain(dev, ctx, &e, s, &fault);
 
 		pthread_mutex_lock(&q->lock);
-		vring__push(&q->vr, e.head, len);
+		complete_chain_locked(q, e.head, len, fault);
 		if (vring__need_signal(&q->vr))
 			signal = true;
 		if (--q->busy == 0)

@@ -56,7 +56,7 @@ struct fs_dev {
 	const struct options *opt;
 	struct fuse_server *srv;
 	struct fuse_ctx *ctx;		/* for sync queues, vhost-user thread */
-	int sock;
+	int sock;			/* set by the vhost-user thread; workers may shut it down */
 	int backend_fd;			/* -1 if none */
 	pthread_mutex_t backend_lock;	/* held only around one write */
 	uint64_t features;

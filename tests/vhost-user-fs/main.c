@@ -57,6 +57,8 @@ static void usage(FILE *f)
 "  --fd-cache=N           O_PATH fds kept open for known inodes (2048)\n"
 "  --sync-late=N          test knob: complete every Nth sync-queue request\n"
 "                         after the kick's acknowledgement (0 = never)\n"
+"  --faults               test knob: a LOOKUP of vfs-fault-KIND gets a bad\n"
+"                         reply of that kind (README: fault injection)\n"
 "  --stats                print per-queue counters to stderr at exit\n"
 "  --stats-file=FILE      write them to FILE at exit and on SIGUSR1\n"
 "  --persistent           keep serving new frontends after a disconnect\n"
@@ -118,6 +120,7 @@ enum {
 	O_SOCKET = 256, O_SHARED, O_TAG, O_READONLY, O_CACHE, O_WB, O_NOWB,
 	O_XATTR, O_NOXATTR, O_RQ, O_SQ, O_SBIT, O_WORKERS, O_QSIZE, O_STATS,
 	O_STATSFILE, O_PERSIST, O_HELP, O_FDCACHE, O_DEBUG, O_SYNCLATE,
+	O_FAULTS,
 };
 
 static void parse_args(int argc, char **argv)
@@ -143,6 +146,7 @@ static void parse_args(int argc, char **argv)
 		{ "persistent", no_argument, NULL, O_PERSIST },
 		{ "debug", no_argument, NULL, O_DEBUG },
 		{ "sync-late", required_argument, NULL, O_SYNCLATE },
+		{ "faults", no_argument, NULL, O_FAULTS },
 		{ "help", no_argument, NULL, O_HELP },
 		{ }
 	};
@@ -223,6 +227,9 @@ static void parse_args(int argc, char **argv)
 		case O_SYNCLATE:
 			opt.sync_late = parse_uint("sync-late", optarg, 0,
 						   1000000);
+			break;
+		case O_FAULTS:
+			opt.faults = true;
 			break;
 		case 'o':
 			parse_o(optarg);

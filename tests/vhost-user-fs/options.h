@@ -17,6 +17,7 @@ struct options {
 	bool stats;
 	bool persistent;
 	bool debug;
+	bool faults;
 	enum cache_mode cache;
 	unsigned int request_queues;
 	unsigned int sync_queues;
