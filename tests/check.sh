@@ -74,6 +74,8 @@ t static:no-version-code version_code_outside_compat
 
 # --- host-side tests of the reference device ----------------------------------
 t device:unit make -C "$repo/tests/vhost-user-fs" check
+# every input that once crashed the fuzzer, then a short bounded run
+t device:fuzz make -C "$repo/tests/vhost-user-fs" fuzz-regress fuzz FUZZ_TIME=30
 
 # --- DKMS, in a scratch tree, against each Debian header set -------------------
 # dkms_check SERIES: dkms add + build as a Debian guest would (fuse_i.h from

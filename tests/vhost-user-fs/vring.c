@@ -141,7 +141,7 @@ static int walk_indirect(struct vring *vr, struct vring_elem *elem,
 {
 	uint64_t addr = READ_ONCE(d->addr);
 	uint32_t len = READ_ONCE(d->len);
-	const struct vring_desc *table;
+	const uint8_t *table;
 	unsigned int n, i = 0, count = 0;
 
 	if (len == 0 || len % sizeof(struct vring_desc))
@@ -154,18 +154,25 @@ static int walk_indirect(struct vring *vr, struct vring_elem *elem,
 		return vring_fail(vr, "indirect table outside guest memory");
 
 	for (;;) {
-		const struct vring_desc *e = &table[i];
-		uint16_t flags = READ_ONCE(e->flags);
+		/*
+		 * One snapshot per entry, copied: the guest may change the
+		 * table meanwhile, and nothing makes it place the table
+		 * aligned (found by the fuzzer, tests/regress/).
+		 */
+		struct vring_desc e;
+		uint16_t flags;
 
+		memcpy(&e, table + i * sizeof(e), sizeof(e));
+		flags = e.flags;
 		if (++count > n)
 			return vring_fail(vr, "loop in indirect table");
 		if (flags & VRING_DESC_F_INDIRECT)
 			return vring_fail(vr, "nested indirect table");
-		if (add_desc(vr, elem, e, niov))
+		if (add_desc(vr, elem, &e, niov))
 			return -1;
 		if (!(flags & VRING_DESC_F_NEXT))
 			return 0;
-		i = READ_ONCE(e->next);
+		i = e.next;
 		if (i >= n)
 			return vring_fail(vr, "indirect next out of range");
 	}

@@ -3,7 +3,9 @@
  * libFuzzer target for the two decoders that eat guest bytes: the FUSE
  * request decoder (first input byte even) and the virtqueue walker (odd),
  * which gets the rest of the input as its descriptor table and avail ring.
- * Built with `make fuzz`; seeds in tests/corpus/.
+ * Built and run with `make fuzz` (FUZZ_TIME seconds); seeds in tests/corpus/,
+ * every input that once crashed it in tests/regress/ (`make fuzz-regress`
+ * replays both). The share is a fresh directory under $TMPDIR.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -25,11 +27,13 @@ static struct options opt;
 
 static void setup(void)
 {
-	static char dir[] = "/tmp/vufs-fuzz-XXXXXX";
 	struct fuse_init_in init = { .major = 7, .minor = 38 };
+	const char *tmp = getenv("TMPDIR");
 	struct fuse_in_header *ih;
+	static char dir[4096];
 	int err;
 
+	snprintf(dir, sizeof(dir), "%s/vufs-fuzz-XXXXXX", tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir))
 		abort();
 	umask(0);
@@ -50,15 +54,16 @@ static void setup(void)
 
 static void fuzz_fuse(const uint8_t *data, size_t size)
 {
-	const struct fuse_in_header *ih = (const void *)data;
+	const struct fuse_in_header *ih = (const void *)ctx->in;
 	int err;
 
 	if (size > ctx->in_cap)
 		return;
+	/* the daemon's buffer is aligned, the fuzzer's data need not be */
+	memcpy(ctx->in, data, size);
 	/* would allocate real disk space on the host */
 	if (size >= sizeof(*ih) && ih->opcode == FUSE_FALLOCATE)
 		return;
-	memcpy(ctx->in, data, size);
 	fuse_server__handle(srv, ctx, size, ctx->out_cap, &err);
 }
 
