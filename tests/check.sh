@@ -161,6 +161,48 @@ for k in 6.12 6.1; do
 		"$repo/tests/vm/scenarios/rebind-reload" "$(make -s -C "$repo" KVER=$k print-ko)"
 done
 
+# --- hardening: a hostile device, confinement, stress with faults -------------
+bad_replies="len-over len-under len-zero hdr-len unique error-range"
+# faults NAME RUNNER-ARGS -- KINDS: tests/vm/scenarios/faults in a guest
+faults() {
+	local name=$1
+	shift
+	"$repo/tests/vm/run" --results "$logs/$name.results" --dev-opts --faults "$@"
+}
+# shellcheck disable=SC2086 # word lists on purpose
+{
+t uml:faults faults uml:faults --driver ours --sync on -- \
+	"$repo/tests/vm/scenarios/faults" $bad_replies never close
+# a double completion breaks its queue for good (the virtio core's verdict)
+t uml:faults-double faults uml:faults-double --driver ours --sync on -- \
+	"$repo/tests/vm/scenarios/faults" double
+# the one request queue must keep room for the rest: fewer waiters
+t uml:faults-sync0 faults uml:faults-sync0 --driver ours --sync off -- \
+	"$repo/tests/vm/scenarios/faults" $bad_replies never=200 close
+for k in 6.12 6.1; do
+	t "qemu-$k:faults" faults "qemu-$k:faults" --substrate qemu --kernel $k --cpus 2 \
+		--driver ours -- "$repo/tests/vm/scenarios/faults" $bad_replies
+done
+}
+# A queue of 2 entries on each of 2 request queues: requests meet -ENOSPC,
+# wait for room and complete (the driver's full counter proves it).
+tiny_queue() {
+	vm_suite async qemu-6.12:tiny-queue --substrate qemu --kernel 6.12 --cpus 2 \
+		--driver ours --queue-size 2 || return 1
+	local full
+	full=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^full=/) s += substr($i, 6) } END { print s + 0 }' \
+		"$logs/qemu-6.12:tiny-queue.results/driver-stats")
+	echo "driver: full=$full"
+	[ "$full" -gt 0 ]
+}
+t qemu-6.12:tiny-queue tiny_queue
+for m in rw ro; do
+	t "uml:confinement-$m" "$repo/tests/vm/scenarios/confinement" $m \
+		--results "$logs/uml:confinement-$m.results" --driver ours
+done
+t uml:stress-faults env STRESS_TIME=20 STRESS_WRITERS=3 \
+	STRESS_RESULTS="$logs/uml:stress-faults.results" "$repo/tests/stress.sh"
+
 for k in 6.12 6.1; do
 	for d in ours intree; do
 		for dev in ref virtiofsd; do

@@ -873,6 +873,8 @@ int vhost_user__serve(struct fs_dev *dev, int sock, int extra_fd,
 		    process_socket(dev, m))
 			break;
 	}
+	if (!ret)
+		fprintf(stderr, "vhost-user-fs: the frontend is gone\n");
 	free(m);
 	dev_reset(dev);
 	fuse_server__reset(dev->srv);
