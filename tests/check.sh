@@ -143,6 +143,8 @@ dkms_check() {
 }
 t dkms:6.12 dkms_check 6.12
 t dkms:6.1 dkms_check 6.1
+# scripts/intree.sh --patch on a pristine fs/fuse/, which then builds.
+for k in 6.12 6.1; do t "intree:patch-$k" "$repo/tests/intree-check.sh" $k; done
 
 # --- KUnit in UML -------------------------------------------------------------
 kunit() {
