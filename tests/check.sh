@@ -198,6 +198,10 @@ for k in 6.12 6.1; do
 		--driver intree --results "$logs/qemu-$k:rebind-reload.results" -- \
 		"$repo/tests/vm/scenarios/rebind-reload" "$(make -s -C "$repo" KVER=$k print-ko)"
 done
+# The documented procedure for 6.12's built-in virtiofs: boot with the blacklist.
+t qemu-6.12:initcall-blacklist "$repo/tests/vm/run" --substrate qemu --kernel 6.12 --cpus 2 --driver ours \
+	--append initcall_blacklist=virtio_fs_init --results "$logs/qemu-6.12:initcall-blacklist.results" -- \
+	"$repo/tests/vm/scenarios/initcall-blacklist" "$(make -s -C "$repo" KVER=6.12 print-ko)"
 
 for k in 6.12 6.1; do
 	for d in ours intree; do
