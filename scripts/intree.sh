@@ -36,10 +36,14 @@ install_into() {
 	local ver
 	ver=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)
 	echo "$ver" >"$dst/VERSION.new"
-	cmp -s "$dst/VERSION.new" "$dst/VERSION" && rm "$dst/VERSION.new" ||
+	if cmp -s "$dst/VERSION.new" "$dst/VERSION"; then
+		rm "$dst/VERSION.new"
+	else
 		mv "$dst/VERSION.new" "$dst/VERSION"
+	fi
 	grep -q 'fs/fuse/virtio_fs_sync/Kconfig' "$1/fs/fuse/Kconfig" ||
 		printf '\nsource "fs/fuse/virtio_fs_sync/Kconfig"\n' >>"$1/fs/fuse/Kconfig"
+	# shellcheck disable=SC2016 # $(CONFIG_...) is for make, not the shell
 	grep -q 'virtio_fs_sync/' "$1/fs/fuse/Makefile" ||
 		printf '\nobj-$(CONFIG_VIRTIO_FS_SYNC) += virtio_fs_sync/\n' >>"$1/fs/fuse/Makefile"
 }
