@@ -643,8 +643,13 @@ static int vfsync_fuse_get_tree(struct fs_context *fsc)
 		return -EINVAL;
 	}
 
-	if (WARN_ON(queue_size <= VFSYNC_FUSE_HEADER_OVERHEAD))
+	/* The device chose the size: too small is its mistake, not ours */
+	if (queue_size <= VFSYNC_FUSE_HEADER_OVERHEAD) {
+		pr_err("tag <%s>: queues of %u entries are too small to mount\n",
+		       fsc->source, queue_size);
+		err = -EINVAL;
 		goto out_err;
+	}
 
 	err = -ENOMEM;
 	fc = kzalloc(sizeof(*fc), GFP_KERNEL);

@@ -228,11 +228,11 @@ for k in 6.12 6.1; do
 		--driver ours -- "$repo/tests/vm/scenarios/faults" $bad_replies
 done
 }
-# A queue of 2 entries on each of 2 request queues: requests meet -ENOSPC,
+# A queue of 8 entries on each of 2 request queues: requests meet -ENOSPC,
 # wait for room and complete (the driver's full counter proves it).
 tiny_queue() {
 	vm_suite async qemu-6.12:tiny-queue --substrate qemu --kernel 6.12 --cpus 2 \
-		--driver ours --queue-size 2 || return 1
+		--driver ours --queue-size 8 || return 1
 	local full
 	full=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^full=/) s += substr($i, 6) } END { print s + 0 }' \
 		"$logs/qemu-6.12:tiny-queue.results/driver-stats")
@@ -240,6 +240,17 @@ tiny_queue() {
 	[ "$full" -gt 0 ]
 }
 t qemu-6.12:tiny-queue tiny_queue
+# Queues too small for a request: the mount is refused with a message, no WARN.
+queue_too_small() {
+	local res=$logs/qemu-6.12:queue-too-small.results rc
+	"$repo/tests/vm/run" --substrate qemu --kernel 6.12 --cpus 2 --driver ours \
+		--queue-size 2 --results "$res" -- true
+	rc=$?
+	[ $rc = 126 ] || { echo "expected the mount to be refused (126), got $rc"; return 1; }
+	grep "queues of 2 entries are too small" "$res/console" || { echo "no message"; return 1; }
+	! grep -E -A 5 "WARNING:|BUG:" "$res/console"
+}
+t qemu-6.12:queue-too-small queue_too_small
 for m in rw ro; do
 	t "uml:confinement-$m" "$repo/tests/vm/scenarios/confinement" $m \
 		--results "$logs/uml:confinement-$m.results" --driver ours
