@@ -594,42 +594,40 @@ static int op_symlink(struct req *r, struct inode *dir)
 	return err ? err : reply_new_entry(r, dir, name);
 }
 
-static int op_mknod(struct req *r, struct inode *dir)
+/* MKNOD and MKDIR after their fixed part: a name, made as the caller. */
+static int make_node(struct req *r, struct inode *dir, bool is_dir,
+		     mode_t mode, dev_t rdev)
 {
-	const struct fuse_mknod_in *in = arg_take(r, sizeof(*in));
 	const char *name = arg_name(r);
-	int err = 0;
+	int fd = inode__fd(dir), err = 0;
 
-	if (!in)
-		return -EINVAL;
 	if (!name)
 		return r->name_err;
 	if (r->srv->opt->readonly)
 		return -EROFS;
 	creds_set(r->ih);
-	if (mknodat(inode__fd(dir), name, in->mode, in->rdev))
+	if (is_dir ? mkdirat(fd, name, mode) : mknodat(fd, name, mode, rdev))
 		err = -errno;
 	creds_restore();
 	return err ? err : reply_new_entry(r, dir, name);
 }
 
-static int op_mkdir(struct req *r, struct inode *dir)
+static int op_mknod(struct req *r, struct inode *dir)
 {
-	const struct fuse_mkdir_in *in = arg_take(r, sizeof(*in));
-	const char *name = arg_name(r);
-	int err = 0;
+	const struct fuse_mknod_in *in = arg_take(r, sizeof(*in));
 
 	if (!in)
 		return -EINVAL;
-	if (!name)
-		return r->name_err;
-	if (r->srv->opt->readonly)
-		return -EROFS;
-	creds_set(r->ih);
-	if (mkdirat(inode__fd(dir), name, in->mode))
-		err = -errno;
-	creds_restore();
-	return err ? err : reply_new_entry(r, dir, name);
+	return make_node(r, dir, false, in->mode, in->rdev);
+}
+
+static int op_mkdir(struct req *r, struct inode *dir)
+{
+	const struct fuse_mkdir_in *in = arg_take(r, sizeof(*in));
+
+	if (!in)
+		return -EINVAL;
+	return make_node(r, dir, true, in->mode, 0);
 }
 
 /* name in dir is about to be removed or replaced. */
