@@ -271,6 +271,10 @@ for k in 6.12 6.1; do
 	done
 done
 
+# ab-in-guest.sh in UML (driver swapped by module load): results for every
+# configuration, inline completions in ours-sync only (tests/bench/ab-uml.sh).
+t uml:ab-in-guest "$repo/tests/bench/ab-uml.sh" --results "$logs/uml:ab-in-guest.results"
+
 # --- summary ------------------------------------------------------------------
 echo "# $((SECONDS - t0)) s; logs in ${logs#"$repo"/}"
 [ ${#failures[@]} -gt 0 ] && echo "# failed: ${failures[*]}"

@@ -7,32 +7,54 @@
 #
 #   sh tests/bench/ab-in-guest.sh --tag TAG [--ko PATH/virtio_fs_sync.ko]
 #        [--size quick|reduced|full] [--repeats N] [--out DIR]
-#        [--configs "tmpfs intree ours-async ours-sync"]
+#        [--configs "tmpfs intree ours-async ours-sync"] [--workloads LIST]
+#        [--vdev virtioN] [--reprobe]
 #
 # For each repeat and configuration it mounts the virtio-fs device TAG at a
-# private mount point with the configuration's driver, runs guest-bench.sh
-# there, unmounts, keeps the driver's counters, and moves on:
+# private mount point (under $TMPDIR, default /tmp) with the configuration's
+# driver, runs guest-bench.sh there, unmounts, keeps the driver's counters,
+# and moves on:
 #   tmpfs       a tmpfs mount (the ceiling)
-#   intree      in-tree virtiofs (module virtiofs; it must own the device:
-#               virtio_fs_sync is removed first)
-#   ours-async  virtio_fs_sync.ko with sync=0 (in-tree virtiofs removed first)
-#   ours-sync   virtio_fs_sync.ko with sync=1
-# Swapping drivers needs both as modules (or virtiofs built in and
-# virtio_fs_sync loaded with the device unbound from virtiofs: then the
-# intree configuration is skipped unless --rebind is given, which writes the
-# device to the drivers' unbind/bind files). The root file system must not
-# be on the device under test.
+#   intree      in-tree virtiofs (module or built in)
+#   ours-async  virtio_fs_sync with sync=0
+#   ours-sync   virtio_fs_sync with sync=1
+# virtio_fs_sync is loaded from --ko with insmod (the module name is the
+# file's: a copy built under another name, as the UML check does, works), or
+# with modprobe, and removed again before the next configuration. Only the
+# device that carries TAG changes hands, through the drivers' sysfs
+# unbind/bind files: found by its tag in /sys/fs/virtiofs/*/tag or
+# /sys/fs/virtio_fs_sync/TAG before anything is unbound (--vdev names it where
+# neither says, as with 6.1's in-tree virtiofs, which has no tags in sysfs,
+# unless the guest's only virtio-fs device is unbound). TAG must not be
+# mounted anywhere else, and the root file system must not be on it. At the
+# end the device goes back to in-tree virtiofs if that is where it was.
+# Each configuration is checked before it runs: the device is bound to the
+# configuration's driver, and virtio_fs_sync's sysfs says whether sync
+# queues are in use (1 only for ours-sync). (--rebind is accepted and does
+# nothing: rebinding is always done, for TAG's device only.)
 #
-# Output: DIR/<config>-r<N>.out (guest-bench.sh lines) and .stats (the
-# driver's counters), and a summary at the end (python3 if present).
+# --reprobe: before each driver configuration, unbind and bind the transport
+# device the virtio device sits on (its parent: virtio-uml.N, a PCI
+# function, ...) with the virtio bus's drivers_autoprobe off, so that the
+# device is probed afresh and only the configuration's driver binds it. UML
+# needs it: virtio_uml keeps the features the last driver negotiated as the
+# device's features, so once a driver that does not know VIRTIO_FS_F_SYNC
+# (in-tree virtiofs, or ours with sync=0) has bound the device, the bit is
+# gone until the transport is probed again. A vhost-user device must take a
+# new frontend for it (vhost-user-fs --persistent).
+#
+# Output: DIR/<config>-r<N>.out (guest-bench.sh lines), .stats (the
+# driver's counters, read after the unmount), .setup (driver, device, sync
+# queues in use), and a summary at the end (python3 if present). The exit
+# status is 1 if a configuration could not be set up or a phase failed.
 set -u
 # The whole script is one compound command, parsed before it runs: editing
 # the file during a run does not change the run.
 {
 
 here=$(cd "$(dirname "$0")" && pwd)
-tag= ko= size=reduced repeats=3 out=./ab-results configs="tmpfs intree ours-async ours-sync"
-rebind=0 extra=
+tag='' ko='' size=reduced repeats=3 out=./ab-results configs="tmpfs intree ours-async ours-sync"
+workloads='' vdev='' reprobe=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--tag) tag=$2; shift 2 ;;
@@ -41,96 +63,217 @@ while [ $# -gt 0 ]; do
 	--repeats) repeats=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--configs) configs=$2; shift 2 ;;
-	--rebind) rebind=1; shift ;;
-	--workloads) extra="--workloads $2"; shift 2 ;;
+	--rebind) shift ;;
+	--workloads) workloads=$2; shift 2 ;;
+	--vdev) vdev=$2; shift 2 ;;
+	--reprobe) reprobe=1; shift ;;
 	-h | --help) sed -n '3,/^set -u/p' "$0" | sed 's/^# \{0,1\}//; /^set -u/d'; exit 0 ;;
 	*) echo "ab-in-guest: unknown option $1" >&2; exit 2 ;;
 	esac
 done
-[ -n "$tag" ] || { echo "ab-in-guest: --tag TAG is required" >&2; exit 2; }
-[ "$(id -u)" = 0 ] || { echo "ab-in-guest: run as root" >&2; exit 2; }
+log() { echo "ab-in-guest: $*" >&2; }
+[ -n "$tag" ] || { log "--tag TAG is required"; exit 2; }
+[ "$(id -u)" = 0 ] || { log "run as root"; exit 2; }
+if [ -n "$ko" ]; then
+	[ -f "$ko" ] || { log "no module $ko"; exit 2; }
+	ko=$(cd "$(dirname "$ko")" && pwd)/$(basename "$ko")
+	modname=$(basename "$ko" .ko | tr - _)
+else
+	modname=virtio_fs_sync
+fi
 mkdir -p "$out" || exit 2
 out=$(cd "$out" && pwd)
-mnt=$(mktemp -d /tmp/ab-mnt.XXXXXX)
-log() { echo "ab-in-guest: $*" >&2; }
+if awk -v t="$tag" '$1 == t && ($3 == "virtiofs" || $3 == "virtiofs_sync") { f = 1 } END { exit !f }' /proc/mounts; then
+	log "$tag is mounted ($(awk -v t="$tag" '$1 == t { print $2 }' /proc/mounts | tr '\n' ' ')): unmount it first"
+	exit 2
+fi
+mnt=$(mktemp -d "${TMPDIR:-/tmp}/ab-mnt.XXXXXX") || exit 2
 
-# The virtio device that carries TAG, found through either driver's sysfs.
+drv_dir=/sys/bus/virtio/drivers
+
+# The virtio device that carries TAG (virtioN), from either driver's sysfs.
 find_vdev() {
-	for d in /sys/bus/virtio/devices/virtio*; do
-		[ -e "$d" ] || continue
-		[ "$(cat "$d/device" 2>/dev/null)" = 0x001a ] || continue
-		basename "$d"
+	for d in /sys/fs/virtiofs/*/ /sys/fs/virtio_fs_sync/*/; do
+		[ -f "$d/tag" ] || continue
+		[ -e "$d/device" ] || continue
+		[ "$(cat "$d/tag")" = "$tag" ] || continue
+		basename "$(readlink -f "$d/device")"
+		return 0
 	done
+	# No tag in sysfs: one virtio-fs device without a driver is TAG's if
+	# anything is (a bound one may be the root file system's).
+	n=0 one=''
+	for d in /sys/bus/virtio/devices/virtio*; do
+		[ "$(cat "$d/device" 2>/dev/null)" = 0x001a ] || continue
+		n=$((n + 1))
+		[ -e "$d/driver" ] || one=$(basename "$d")
+	done
+	[ $n = 1 ] && echo "$one"
 }
 
-unload_all() {
-	umount "$mnt" 2>/dev/null
-	rmmod virtio_fs_sync 2>/dev/null
-	rmmod virtiofs 2>/dev/null
-	:
+# The driver vdev is bound to (none if unbound).
+bound_to() {
+	if [ -e "/sys/bus/virtio/devices/$vdev/driver" ]; then
+		basename "$(readlink -f "/sys/bus/virtio/devices/$vdev/driver")"
+	else
+		echo none
+	fi
 }
+
+unbind() {
+	d=$(bound_to)
+	[ "$d" = none ] && return 0
+	echo "$vdev" >"$drv_dir/$d/unbind" || { log "cannot unbind $vdev from $d"; return 1; }
+}
+
+# bind DRIVER: vdev to DRIVER, from whichever driver holds it.
+bind() {
+	[ "$(bound_to)" = "$1" ] && return 0
+	unbind || return 1
+	[ -e "$drv_dir/$1/bind" ] || { log "no driver $1"; return 1; }
+	echo "$vdev" >"$drv_dir/$1/bind" || { log "cannot bind $vdev to $1"; return 1; }
+}
+
+unload_ours() {
+	[ -d "/sys/module/$modname" ] || return 0
+	# A built-in driver has no refcnt and stays.
+	[ -e "/sys/module/$modname/refcnt" ] || return 0
+	rmmod "$modname" || { log "cannot remove $modname"; return 1; }
+}
+
+# The transport under vdev probed again; vdev gets its new name.
+autoprobe=/sys/bus/virtio/drivers_autoprobe
+autoprobe0=$(cat $autoprobe)
+reprobe_dev() {
+	path=$(readlink -f "/sys/bus/virtio/devices/$vdev")
+	parent=$(dirname "$path")
+	pname=$(basename "$parent")
+	pdrv=$(readlink -f "$parent/driver")
+	if [ -z "$pdrv" ] || [ ! -e "$pdrv/unbind" ]; then
+		log "$vdev: no transport driver above it"
+		return 1
+	fi
+	echo 0 >$autoprobe || return 1
+	unbind || return 1
+	echo "$pname" >"$pdrv/unbind" || { log "cannot unbind $pname from $(basename "$pdrv")"; return 1; }
+	echo "$pname" >"$pdrv/bind" || { log "cannot bind $pname to $(basename "$pdrv") again"; return 1; }
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		for d in "$parent"/virtio*; do
+			[ -e "$d/device" ] || continue
+			vdev=$(basename "$d")
+			return 0
+		done
+		sleep 0.2
+	done
+	log "no virtio device under $pname after its probe"
+	return 1
+}
+
+[ -n "$vdev" ] || vdev=$(find_vdev)
+if [ -z "$vdev" ] || [ ! -e "/sys/bus/virtio/devices/$vdev" ]; then
+	log "no virtio-fs device with tag $tag (give --vdev virtioN)"
+	exit 2
+fi
+first_driver=$(bound_to)
+log "tag $tag is $vdev, bound to $first_driver; module $modname"
 
 setup() {
 	c=$1
-	unload_all
 	case $c in
 	tmpfs)
-		mount -t tmpfs -o size=4g tmpfs "$mnt" ;;
+		mount -t tmpfs -o size=4g tmpfs "$mnt" || return 1
+		echo "driver=tmpfs" >"$out/$c-r$r.setup"
+		return 0 ;;
 	intree)
+		unload_ours || return 1
+		[ $reprobe = 0 ] || reprobe_dev || return 1
 		modprobe virtiofs 2>/dev/null
-		if [ $rebind = 1 ]; then
-			for v in $(find_vdev); do
-				echo "$v" >/sys/bus/virtio/drivers/virtio_fs_sync/unbind 2>/dev/null
-				echo "$v" >/sys/bus/virtio/drivers/virtiofs/bind 2>/dev/null
-			done
-		fi
-		mount -t virtiofs "$tag" "$mnt" ;;
+		bind virtiofs || return 1
+		mount -t virtiofs "$tag" "$mnt" || return 1 ;;
 	ours-async | ours-sync)
 		s=1
-		[ $c = ours-async ] && s=0
-		if [ $rebind = 1 ]; then
-			for v in $(find_vdev); do
-				echo "$v" >/sys/bus/virtio/drivers/virtiofs/unbind 2>/dev/null
-			done
-		fi
+		[ "$c" = ours-async ] && s=0
+		unload_ours || return 1
+		[ $reprobe = 0 ] || reprobe_dev || return 1
+		unbind || return 1
 		if [ -n "$ko" ]; then
 			insmod "$ko" sync=$s || return 1
 		else
 			modprobe virtio_fs_sync sync=$s || return 1
 		fi
-		if [ $rebind = 1 ]; then
-			for v in $(find_vdev); do
-				echo "$v" >/sys/bus/virtio/drivers/virtio_fs_sync/bind 2>/dev/null
-			done
-		fi
+		bind virtio_fs_sync || return 1
 		# virtiofs_sync when in-tree virtiofs holds the name virtiofs
-		mount -t virtiofs "$tag" "$mnt" 2>/dev/null || mount -t virtiofs_sync "$tag" "$mnt" ;;
+		if grep -qw virtiofs_sync /proc/filesystems; then
+			mount -t virtiofs_sync "$tag" "$mnt" || return 1
+		else
+			mount -t virtiofs "$tag" "$mnt" || return 1
+		fi
+		want=$s have=$(cat "/sys/fs/virtio_fs_sync/$tag/sync" 2>/dev/null)
+		if [ "$have" != "$want" ]; then
+			log "$c: virtio_fs_sync says sync queues in use: '$have', wanted $want" \
+				"(a built-in driver keeps its boot parameters: give --ko;" \
+				"UML: --reprobe, see --help)"
+			umount "$mnt"
+			return 1
+		fi ;;
 	*) log "unknown configuration $c"; return 1 ;;
 	esac
+	want=virtiofs
+	case $c in ours-*) want=virtio_fs_sync ;; esac
+	if [ "$(bound_to)" != $want ]; then
+		log "$c: $vdev is bound to $(bound_to), not $want"
+		umount "$mnt"
+		return 1
+	fi
+	printf 'driver=%s vdev=%s sync_in_use=%s queues=%s\n' "$want" "$vdev" \
+		"$(cat "/sys/fs/virtio_fs_sync/$tag/sync" 2>/dev/null || echo -)" \
+		"$(tr ' ' ',' 2>/dev/null <"/sys/fs/virtio_fs_sync/$tag/queues" || echo -)" \
+		>"$out/$c-r$r.setup"
 }
 
+failed=
 for r in $(seq "$repeats"); do
 	for c in $configs; do
 		log "repeat $r/$repeats: $c"
+		rm -f "$out/$c-r$r.stats" "$out/$c-r$r.setup"
 		if ! setup "$c"; then
 			log "cannot set up $c: skipped"
 			echo "{\"phase\":\"setup\",\"label\":\"$c\",\"rc\":1}" >"$out/$c-r$r.out"
+			failed="$failed $c-r$r"
 			continue
 		fi
-		sh "$here/guest-bench.sh" --dir "$mnt" --size "$size" --label "$c" $extra >"$out/$c-r$r.out"
-		cd /
-		umount "$mnt" || log "umount failed"
-		for d in /sys/fs/virtio_fs_sync/*/; do
-			[ -f "$d/stats" ] && sed "s|^|$(basename "$d") |" "$d/stats"
-		done >"$out/$c-r$r.stats" 2>/dev/null
+		sh "$here/guest-bench.sh" --dir "$mnt" --size "$size" --label "$c" \
+			${workloads:+--workloads "$workloads"} >"$out/$c-r$r.out"
+		rc=$?
+		umount "$mnt" || { log "umount failed"; rc=1; }
+		# Only ours has counters; a module loaded for an earlier
+		# configuration may still be there, so others get none.
+		case $c in
+		ours-*) sed "s|^|$tag |" "/sys/fs/virtio_fs_sync/$tag/stats" ;;
+		esac >"$out/$c-r$r.stats" 2>/dev/null
+		if [ $rc != 0 ] || ! grep -q '^{"phase"' "$out/$c-r$r.out" ||
+			grep -q '"rc":[1-9]' "$out/$c-r$r.out"; then
+			log "$c repeat $r: guest-bench.sh failed (status $rc)"
+			failed="$failed $c-r$r"
+		fi
 	done
 done
-unload_all
+unload_ours
+if [ "$first_driver" = virtiofs ]; then
+	[ $reprobe = 0 ] || reprobe_dev
+	modprobe virtiofs 2>/dev/null
+	bind virtiofs || log "could not hand $vdev back to virtiofs"
+fi
+echo "$autoprobe0" >$autoprobe
 rmdir "$mnt"
 if command -v python3 >/dev/null; then
 	python3 "$here/report.py" summary "$out"/*.out
 else
 	log "results in $out (python3 not found for the summary)"
 fi
-exit
+if [ -n "$failed" ]; then
+	log "failed:$failed"
+	exit 1
+fi
+exit 0
 }

@@ -22,11 +22,22 @@
 #   BENCH_QEMU_SIZE=...            their sizes (default quick)
 #   BENCH_QEMU_WORKLOADS=...       their workloads (default floor,unlink,smallfile,fio)
 #   BENCH_WORKLOADS=...            UML workloads (default all)
-#   BENCH_PIN=CPUS                 taskset list for device and UML (default 1)
+#   BENCH_PIN_DEVICE=CPUS          taskset list for the device in UML boots
+#                                  (default 0; 0 on a 1-CPU host)
+#   BENCH_PIN_GUEST=CPUS           taskset list for UML (default 1: device and
+#                                  guest on different CPUs; 0 on a 1-CPU host)
+#   BENCH_PIN=CPUS                 both of the above (the old single list;
+#                                  BENCH_PIN_DEVICE/GUEST win where given)
+#   BENCH_QEMU_PIN_DEVICE=CPUS     the same for the QEMU boots (default
+#   BENCH_QEMU_PIN_GUEST=CPUS      unpinned: 2 vCPUs on 2 host CPUs)
 #   BENCH_PIN_PROBE="A B"          pinnings compared in short extra boots of
 #                                  intree and ours-sync (floor phases,
-#                                  quick sizes; default "1 0-1"; "" skips;
+#                                  quick sizes): CPUS for device and guest on
+#                                  one list, DEV:GUEST for separate lists
+#                                  (default "1 0-1 0:1"; "" skips;
 #                                  BENCH_PROBE_WORKLOADS adds others)
+# The pinning each boot really got (tests/vm/run reads it back from /proc)
+# and the device's and the guest's CPU time are in the JSON and the report.
 #   BENCH_FLAVOR=bench|debug       UML kernel (default bench; debug only to
 #                                  validate the scripts, and the report says so)
 #   BENCH_MEM=MB                   UML memory (default by size)
@@ -56,8 +67,14 @@ qemu_configs=${BENCH_QEMU_CONFIGS-q-intree q-ours q-intree-virtiofsd}
 qemu_size=${BENCH_QEMU_SIZE:-quick}
 qemu_workloads=${BENCH_QEMU_WORKLOADS:-floor,unlink,smallfile,fio}
 workloads=${BENCH_WORKLOADS:-floor,fio,unlink,smallfile,seq,build}
-pin=${BENCH_PIN:-1}
-pin_probe=${BENCH_PIN_PROBE-1 0-1}
+# The device and the guest on different CPUs where there are two.
+guest_cpu=1 probe_default='1 0-1 0:1'
+[ "$(nproc)" -ge 2 ] || guest_cpu=0 probe_default=''
+pin_device=${BENCH_PIN_DEVICE:-${BENCH_PIN:-0}}
+pin_guest=${BENCH_PIN_GUEST:-${BENCH_PIN:-$guest_cpu}}
+pin_probe=${BENCH_PIN_PROBE-$probe_default}
+qemu_pin_device=${BENCH_QEMU_PIN_DEVICE:-}
+qemu_pin_guest=${BENCH_QEMU_PIN_GUEST:-}
 make_dir=${BENCH_MAKE_DIR:-tools/objtool}
 probe_repeats=${BENCH_PROBE_REPEATS:-$repeats}
 flavor=${BENCH_FLAVOR:-bench}
@@ -116,9 +133,14 @@ mkdir -p "$raw"
 manifest=$raw/manifest.jsonl
 : >"$manifest"
 
+# uml_args CONFIG [PIN]: PIN is CPUS (device and guest) or DEV:GUEST.
 uml_args() {
-	local c=$1 p=${2:-$pin}
-	printf '%s\n' --substrate uml --flavor "$flavor" --pin "$p" --mem "$mem"
+	local c=$1 pd=$pin_device pg=$pin_guest
+	if [ -n "${2:-}" ]; then
+		pd=${2%%:*}
+		pg=${2#*:}
+	fi
+	printf '%s\n' --substrate uml --flavor "$flavor" --pin-device "$pd" --pin-guest "$pg" --mem "$mem"
 	case $c in
 	tmpfs) printf '%s\n' --driver none ;;
 	intree) printf '%s\n' --driver intree ;;
@@ -131,6 +153,8 @@ uml_args() {
 qemu_args() {
 	local c=$1
 	printf '%s\n' --substrate qemu --kernel 6.12 --cpus 2
+	[ -z "$qemu_pin_device" ] || printf '%s\n' --pin-device "$qemu_pin_device"
+	[ -z "$qemu_pin_guest" ] || printf '%s\n' --pin-guest "$qemu_pin_guest"
 	case $c in
 	q-tmpfs) printf '%s\n' --driver none ;;
 	q-intree) printf '%s\n' --driver intree ;;
@@ -157,6 +181,8 @@ done
 total=${#runs[@]}
 log "$total boots: UML [$configs] x $repeats ($size, workloads $workloads)," \
 	"floor boots $floor, QEMU [$qemu_configs] ($qemu_size); raw runs in $raw"
+log "pinning (taskset -c): UML device $pin_device, guest $pin_guest;" \
+	"QEMU device ${qemu_pin_device:-unpinned}, guest ${qemu_pin_guest:-unpinned}; probes [$pin_probe]"
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
@@ -225,7 +251,10 @@ done
 	echo "fio_version=$(fio --version 2>/dev/null)"
 	echo "gcc_version=$(gcc -dumpfullversion 2>/dev/null)"
 	echo "qemu_version=$(qemu-system-x86_64 --version 2>/dev/null | head -n 1)"
-	echo "pin=$pin"
+	echo "pin_device=$pin_device"
+	echo "pin_guest=$pin_guest"
+	echo "qemu_pin_device=$qemu_pin_device"
+	echo "qemu_pin_guest=$qemu_pin_guest"
 	echo "pin_probe=$pin_probe"
 	echo "size=$size"
 	echo "qemu_size=$qemu_size"
@@ -234,7 +263,7 @@ done
 	echo "make_dir=$make_dir"
 	echo "tarball=$(basename "$tarball") $(stat -c %s "$tarball") bytes, $(tar -tzf "$tarball" | grep -vc '/$') files"
 	echo "device=tests/vhost-user-fs/vhost-user-fs, options from tests/vm/run: --request-queues=<vCPUs> --sync-queues=<vCPUs> (UML: 1 and 1), device defaults otherwise (cache=auto, no writeback, 1 worker); floor boots add --cache=never"
-	echo "command=make bench (BENCH_SIZE=$size BENCH_REPEATS=$repeats BENCH_PIN=$pin BENCH_FLAVOR=$flavor BENCH_CONFIGS='$configs' BENCH_QEMU_CONFIGS='$qemu_configs' BENCH_QEMU_SIZE=$qemu_size BENCH_WORKLOADS=$workloads BENCH_FLOOR=$floor BENCH_PIN_PROBE='$pin_probe' BENCH_PROBE_REPEATS=$probe_repeats BENCH_MAKE_DIR=$make_dir)"
+	echo "command=make bench (BENCH_SIZE=$size BENCH_REPEATS=$repeats BENCH_PIN_DEVICE=$pin_device BENCH_PIN_GUEST=$pin_guest BENCH_QEMU_PIN_DEVICE=$qemu_pin_device BENCH_QEMU_PIN_GUEST=$qemu_pin_guest BENCH_FLAVOR=$flavor BENCH_CONFIGS='$configs' BENCH_QEMU_CONFIGS='$qemu_configs' BENCH_QEMU_SIZE=$qemu_size BENCH_WORKLOADS=$workloads BENCH_FLOOR=$floor BENCH_PIN_PROBE='$pin_probe' BENCH_PROBE_REPEATS=$probe_repeats BENCH_MAKE_DIR=$make_dir)"
 	echo "wall_s=$(($(date +%s) - t_start))"
 } >"$raw/env"
 

@@ -5,7 +5,7 @@
   report.py collect RAWDIR > results.json
       read RAWDIR/manifest.jsonl, RAWDIR/env and every run directory that
       tests/vm/run --results left (out, status, driver-stats, dev-stats,
-      cmd-time, dmesg) into one JSON document
+      cmd-time, dmesg, pinning, cpu-times) into one JSON document
   report.py render results.json report.md SVGDIR [NOTES.md]
       the Markdown report with one table per workload, SVG bar charts in
       SVGDIR (linked relative to report.md), the counters that show where
@@ -74,6 +74,36 @@ def parse_kv_lines(text, lead_names):
     return rows
 
 
+def parse_cpu_times(text):
+    """tests/vm/run's cpu-times: `NAME pid=N user_s=X sys_s=Y ...` per line."""
+    out = {}
+    for line in text.splitlines():
+        toks = line.split()
+        if not toks or "=" in toks[0]:
+            continue
+        row = {}
+        for t in toks[1:]:
+            if "=" not in t:
+                continue
+            k, v = t.split("=", 1)
+            try:
+                row[k] = float(v) if k.endswith("_s") else int(v)
+            except ValueError:
+                row[k] = v
+        out[toks[0]] = row
+    return out
+
+
+def parse_pinning(text):
+    """tests/vm/run's pinning: key=value lines."""
+    out = {}
+    for line in text.splitlines():
+        if "=" in line:
+            k, v = line.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
 def read(path, default=None):
     try:
         with open(path, errors="replace") as f:
@@ -115,6 +145,10 @@ def collect(raw):
         m["dev_stats"] = parse_kv_lines(read(os.path.join(d, "dev-stats"), "") or "", ())
         ct = (read(os.path.join(d, "cmd-time"), "") or "").split()
         m["cmd_time"] = [float(x) for x in ct] if len(ct) == 2 else None
+        pin = read(os.path.join(d, "pinning"))
+        m["pinning"] = parse_pinning(pin) if pin is not None else None
+        cpu = read(os.path.join(d, "cpu-times"))
+        m["cpu_times"] = parse_cpu_times(cpu) if cpu is not None else None
         dmesg = read(os.path.join(d, "dmesg"), "") or ""
         mv = re.search(r"Linux version (\S+)", dmesg)
         m["guest_kernel"] = mv.group(1) if mv else None
@@ -426,12 +460,17 @@ def render(jpath, mdpath, svgdir, notes=None):
                      ("driver_version", "driver (`git describe`)"),
                      ("uml_flavor", "UML kernel flavor"), ("uml_fragments", "UML config fragments"),
                      ("qemu_version", "QEMU"), ("fio_version", "fio"), ("gcc_version", "gcc"),
-                     ("device", "device"), ("pin", "pinning (taskset -c, device and UML)"),
+                     ("device", "device"), ("pin", "pinning (taskset -c, device and UML on one list)"),
                      ("mem_mb", "UML guest memory, MB"), ("size", "UML workload sizes (BENCH_SIZE)"),
                      ("qemu_size", "QEMU workload sizes"), ("repeats", "boots per configuration"),
                      ("tarball", "build workload"), ("wall_s", "wall time of the whole run, s")):
         if env.get(k):
             p("| %s | %s |" % (label, env[k].replace("|", "\\|")))
+    if "pin_device" in env:
+        p("| pinning (taskset -c) | UML boots: device `%s`, guest `%s`; QEMU boots: device %s, guest %s |" % (
+            env.get("pin_device") or "-", env.get("pin_guest") or "-",
+            "`%s`" % env["qemu_pin_device"] if env.get("qemu_pin_device") else "unpinned",
+            "`%s`" % env["qemu_pin_guest"] if env.get("qemu_pin_guest") else "unpinned"))
     p("| guest kernels (from dmesg) | %s |" % ", ".join(kernels))
     loads = [r["load_before"] for r in runs] + [r["load_after"] for r in runs]
     if loads:
@@ -460,6 +499,7 @@ def render(jpath, mdpath, svgdir, notes=None):
         p("**This run used the debug UML kernel (lockdep, kmemleak): only valid to validate "
           "the scripts, not as a benchmark.**")
         p("")
+    pinning_section(runs, p)
     p(SIZES_TEXT)
     p("")
     p(CONFIG_TEXT)
@@ -550,14 +590,23 @@ def render(jpath, mdpath, svgdir, notes=None):
             if any(x != "-" for x in cells):
                 p("| %s | %s |" % (ph, " | ".join(cells)))
         p("")
+        cpu_time_table(p, "main", uml_configs, runs_of, "UML boots")
+        cpu_time_table(p, "floor", [c for c in uml_configs if c != "tmpfs"], runs_of,
+                       "UML floor boots (cache=never)")
 
     # ---- pinning probe
     if [r for r in runs if r["kind"] == "probe" and r["rc"] == 0]:
         p("## Pinning (short extra boots, quick sizes)")
         p("")
-        p("`tests/vm/run --pin CPUS` gives the device and UML the same CPU list: `pin1` runs both "
-          "on CPU 1, `pin0-1` lets both float over the two CPUs. The main runs use `%s`."
-          % env.get("pin", "?"))
+        if "pin_device" in env:
+            p("Each probe boot pins the device and UML with `tests/vm/run --pin-device/--pin-guest`: "
+              "`pinN` runs both on CPU list N (`pin1`: both on CPU 1, sharing it; `pin0-1`: both "
+              "float over CPUs 0 and 1), `pinD:G` runs the device on D and UML on G. The main "
+              "runs use device `%s`, guest `%s`." % (env.get("pin_device"), env.get("pin_guest")))
+        else:
+            p("`tests/vm/run --pin CPUS` gives the device and UML the same CPU list: `pin1` runs "
+              "both on CPU 1, `pin0-1` lets both float over the two CPUs. The main runs use `%s`."
+              % env.get("pin", "?"))
         p("")
         want = ("stat() of one file, device cache=auto (attributes cached), us/call",
                 "getppid() syscall, us/call", "mean, us", "median, us", "mean minus the pair, us",
@@ -581,6 +630,7 @@ def render(jpath, mdpath, svgdir, notes=None):
             if wid in ("seq", "build"):
                 pass
             q_stats[wid] = table("qemu", qemu_configs, wid, title, rows, ratios)
+        cpu_time_table(p, "qemu", qemu_configs, runs_of, "QEMU boots")
 
     # ---- counters
     p("## Counters: where the sync path ran")
@@ -689,6 +739,74 @@ def render(jpath, mdpath, svgdir, notes=None):
         f.write("\n".join(md) + "\n")
 
 
+def pinning_section(runs, p):
+    """What tests/vm/run read back from /proc/PID/status (Cpus_allowed_list)."""
+    have = [r for r in runs if r.get("pinning")]
+    if not have:
+        return
+    p("### Pinning applied (read back from `/proc/PID/status` Cpus_allowed_list)")
+    p("")
+    p("| boots | kind | device asked | device got | guest asked | guest got (every process) | check |")
+    p("| --- | --- | --- | --- | --- | --- | --- |")
+    groups = {}
+    for r in have:
+        pin = r["pinning"]
+        dev_got = pin.get("device_cpus_allowed") or ("-" if pin.get("device_pid") else "(no device)")
+        key = (r["kind"], pin.get("device_pin") or "-", dev_got,
+               pin.get("guest_pin") or "-", pin.get("guest_cpus_allowed") or "-",
+               pin.get("pin_check") or "-")
+        groups[key] = groups.get(key, 0) + 1
+    order = {"main": 0, "floor": 1, "probe": 2, "qemu": 3}
+    for key, n in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 9), kv[0])):
+        p("| %d | %s | %s | %s | %s | %s | %s |" % ((n,) + key))
+    p("")
+    bad = [r["id"] for r in have if (r["pinning"].get("pin_check") or "").startswith("mismatch")]
+    if bad:
+        p("**Pinning did not take in:** %s." % ", ".join("`%s`" % b for b in bad))
+        p("")
+
+
+def cpu_s_of(run, proc, which):
+    ct = (run.get("cpu_times") or {}).get(proc)
+    if not ct:
+        return None
+    if which == "total":
+        return ct.get("user_s", 0.0) + ct.get("sys_s", 0.0)
+    return ct.get(which + "_s")
+
+
+def cpu_time_table(p, kind, configs, runs_of, title):
+    """Host CPU time of the device and of the guest per boot (tests/vm/run's cpu-times)."""
+    rows = (("device user CPU, s", "device", "user"),
+            ("device system CPU, s", "device", "sys"),
+            ("device user + system CPU, s", "device", "total"),
+            ("guest user + system CPU, host view (UML: its processes; QEMU: its threads), s",
+             "guest", "total"),
+            ("boot, host wall time, s", None, "host_s"))
+    stats = {}
+    for label, proc, which in rows:
+        for c in configs:
+            rs = runs_of(kind, c)
+            if proc:
+                vals = [cpu_s_of(r, proc, which) for r in rs]
+            else:
+                vals = [r.get("host_s") for r in rs]
+            stats[(label, c)] = stats3(vals)
+    if all(stats[(rows[0][0], c)] is None for c in configs):
+        return
+    p("### Device and guest CPU time per boot, %s (host `wait4()` rusage; median, min–max)" % title)
+    p("")
+    p("| metric | " + " | ".join(configs) + " |")
+    p("| --- |" + " --- |" * len(configs))
+    for label, proc, which in rows:
+        p("| %s | %s |" % (label, " | ".join(cell(stats[(label, c)]) for c in configs)))
+    p("")
+    p("Whole boots (the guest's boot and every phase of guest-bench.sh); the device's CPU "
+      "time is the work of serving that configuration's requests, and in `ours-sync` includes "
+      "the requests run inside the kick.")
+    p("")
+
+
 SIZES_TEXT = """Sizes (`tests/bench/guest-bench.sh`): `full` is benchmarks.md (fio 1 GiB file,
 60 s; 50,000 files for unlink; 5,000 small files; 1 GiB sequential; stat loop
 20,000); `reduced` is fio 256 MiB, 20 s; 19,000 files for unlink (the size of
@@ -746,6 +864,18 @@ def summary_cmd(files):
             keys = [k for k in d if k.endswith(("_per_s", "mean_ns", "median_ns", "p99_ns",
                                                 "elapsed_s", "user_s", "sys_s", "clock_pair_ns"))]
             print("  %-18s %s" % (ph, " ".join("%s=%s" % (k, d[k]) for k in keys)))
+        # ab-in-guest.sh's files beside it: the setup and the driver's counters
+        base = fn[:-4] if fn.endswith(".out") else None
+        setup = read(base + ".setup") if base else None
+        if setup:
+            print("  %-18s %s" % ("setup", setup.strip()))
+        stats = read(base + ".stats") if base else None
+        if stats and stats.strip():
+            tot = {}
+            for q in parse_kv_lines(stats, ("tag", "queue")):
+                for k in ("submitted", "inline", "deferred", "fallback", "bad_reply"):
+                    tot[k] = tot.get(k, 0) + (q.get(k) if isinstance(q.get(k), int) else 0)
+            print("  %-18s %s" % ("driver counters", " ".join("%s=%d" % kv for kv in tot.items())))
 
 
 def main(argv):
