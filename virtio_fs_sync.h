@@ -7,7 +7,6 @@
 #ifndef _VIRTIO_FS_SYNC_H
 #define _VIRTIO_FS_SYNC_H
 
-#include <linux/completion.h>
 #include <linux/kobject.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
