@@ -474,6 +474,10 @@ static void vfsync_reap_one_locked(struct vfsync_vq *fsvq,
 	buf->used_len = len;
 	vfsync_fuse_reaped_locked(buf);
 	list_add_tail(&buf->list, done);
+	/* A sync queue counts its buffers to know when to arm the callback */
+	if (fsvq->kind == VFSYNC_KIND_SYNC &&
+	    !WARN_ON_ONCE(!fsvq->outstanding))
+		fsvq->outstanding--;
 }
 
 /*
@@ -495,9 +499,6 @@ static void vfsync_reclaim_queue(struct vfsync_vq *fsvq)
 		}
 		buf = token;
 		buf->error = -ENOTCONN;
-		if (fsvq->kind == VFSYNC_KIND_SYNC &&
-		    !WARN_ON_ONCE(!fsvq->outstanding))
-			fsvq->outstanding--;
 		vfsync_reap_one_locked(fsvq, buf, 0, &done);
 	}
 	/* Parked buffers meet the stopped queue and fail there */
@@ -530,8 +531,6 @@ static void vfsync_sync_reap_locked(struct vfsync_vq *fsvq,
 	for (;;) {
 		while ((buf = virtqueue_get_buf(vq, &len)) != NULL) {
 			vfsync_reap_one_locked(fsvq, buf, len, done);
-			if (!WARN_ON_ONCE(!fsvq->outstanding))
-				fsvq->outstanding--;
 			if (first)
 				fsvq->stats.inline_done++;
 			else
