@@ -116,6 +116,24 @@ static unsigned int vfsync_fuse_add_pages(struct scatterlist *sg,
 }
 
 /*
+ * With sync queues the driver does not offer FUSE_ASYNC_DIO. With it the
+ * FUSE core sends even a waiting task's O_DIRECT reads and writes as
+ * background requests (fuse_direct_IO(), fuse_async_req_send()), which
+ * never take a sync queue; without it they are requests a task waits for,
+ * and those up to sync_max_bytes complete inside the kick. Only the copy
+ * sent to the device changes; a device that grants the flag anyway is
+ * believed, as the FUSE core believes it.
+ */
+static void vfsync_fuse_init_flags(struct vfsync_dev *fs, u8 *in, size_t len)
+{
+	struct fuse_init_in *init = (struct fuse_init_in *)in;
+
+	if (fs->num_sync_queues &&
+	    len >= offsetofend(struct fuse_init_in, flags))
+		init->flags &= ~FUSE_ASYNC_DIO;
+}
+
+/*
  * Build the request's buffers. GFP_ATOMIC: background requests are
  * submitted under fc->bg_lock.
  */
@@ -166,6 +184,8 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
 		       args->in_args[i].size);
 		off += args->in_args[i].size;
 	}
+	if (req->in.h.opcode == FUSE_INIT)
+		vfsync_fuse_init_flags(req->fm->fc->iq.priv, ctx->args, in_len);
 
 	sg_set_buf(&sg[out_sgs++], &req->in.h, sizeof(req->in.h));
 	if (in_len)

@@ -191,6 +191,12 @@ t uml:ours-sync0 vm_suite async uml:ours-sync0 --driver ours --sync off
 t uml:ours-nofeature vm_suite async uml:ours-nofeature --driver ours --dev-opts --sync-queues=0
 t uml:intree vm_suite none uml:intree --driver intree
 
+# a task's O_DIRECT I/O completes inside the kick (FUSE_ASYNC_DIO not offered)
+t uml:direct-io-sync "$repo/tests/vm/run" --results "$logs/uml:direct-io-sync.results" \
+	--driver ours --sync on -- "$repo/tests/vm/scenarios/direct-io" sync
+t uml:direct-io-sync0 "$repo/tests/vm/run" --results "$logs/uml:direct-io-sync0.results" \
+	--driver ours --sync off -- "$repo/tests/vm/scenarios/direct-io" async
+
 t uml:unbind-under-load "$repo/tests/vm/run" --results "$logs/uml:unbind-under-load.results" \
 	--driver ours -- "$repo/tests/vm/scenarios/unbind-under-load"
 # A/B by sysfs rebind, rmmod refused while mounted, unload/reload, removal
