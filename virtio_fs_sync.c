@@ -54,10 +54,16 @@ module_param_named(sync_feature_bit, vfsync_feature_bit, uint, 0444);
 MODULE_PARM_DESC(sync_feature_bit,
 		 "Feature bit number of VIRTIO_FS_F_SYNC, 1..23 (default: 1)");
 
-static unsigned int vfsync_max_bytes = SZ_256K;
+/*
+ * A sync request keeps its vCPU in the VM exit until the host is done. The
+ * default admits the largest request FUSE builds with its default
+ * max_pages (256 pages: 1 MiB of data) plus headers; lower it to bound how
+ * long a vCPU can be held.
+ */
+static unsigned int vfsync_max_bytes = SZ_1M + SZ_4K;
 module_param_named(sync_max_bytes, vfsync_max_bytes, uint, 0644);
 MODULE_PARM_DESC(sync_max_bytes,
-		 "Largest request, in + out bytes including FUSE headers, sent on a sync queue (default: 262144)");
+		 "Largest request, in + out bytes including FUSE headers, sent on a sync queue (default: 1052672)");
 
 /* How long removal waits for a live device to finish its requests */
 #define VFSYNC_REMOVE_GRACE	(5 * HZ)
