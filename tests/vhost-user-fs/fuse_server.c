@@ -5,7 +5,8 @@
  * Confinement: every object is reached from an inode's O_PATH fd and a
  * single, checked name component with an *at() call; symlinks are never
  * followed (O_NOFOLLOW, AT_SYMLINK_NOFOLLOW, or AT_EMPTY_PATH on our own
- * fd). The only paths built here are /proc/self/fd/N re-opens of fds we own.
+ * fd). The only paths built here are /proc/self/fd/N re-opens of fds we own,
+ * relative to an fd on /proc/self/fd or to the working directory.
  *
  * Credentials: objects are created with the caller's fsuid/fsgid, set per
  * thread with the raw setfsuid/setfsgid system calls (which, unlike
@@ -313,9 +314,14 @@ static void *out_reserve(struct req *r, size_t size)
 	return p;
 }
 
+/*
+ * For the path-based xattr calls: relative to the working directory, which
+ * is /proc/self/fd (fuse_server__new; the sandbox keeps it so after
+ * pivot_root, when no absolute path reaches /proc).
+ */
 static void proc_name(char *buf, size_t len, int fd)
 {
-	snprintf(buf, len, "/proc/self/fd/%d", fd);
+	snprintf(buf, len, "%d", fd);
 }
 
 /* ---- attributes and entries ---- */
@@ -1604,7 +1610,8 @@ struct fuse_server *fuse_server__new(const struct options *opt)
 	s->root_rd_fd = open(opt->shared_dir, O_RDONLY | O_DIRECTORY |
 			     O_CLOEXEC);
 	s->proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0 || s->root_rd_fd < 0 || s->proc_fd < 0) {
+	if (root < 0 || s->root_rd_fd < 0 || s->proc_fd < 0 ||
+	    fchdir(s->proc_fd)) {
 		fprintf(stderr, "vhost-user-fs: cannot open %s: %m\n",
 			opt->shared_dir);
 		free(s);

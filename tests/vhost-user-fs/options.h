@@ -5,6 +5,8 @@
 #include <stdbool.h>
 
 enum cache_mode { CACHE_NEVER, CACHE_AUTO, CACHE_ALWAYS };
+enum sandbox_mode { SANDBOX_NAMESPACE, SANDBOX_CHROOT, SANDBOX_NONE };
+enum seccomp_mode { SECCOMP_TRAP, SECCOMP_KILL, SECCOMP_NONE };
 
 struct options {
 	const char *socket_path;
@@ -18,7 +20,10 @@ struct options {
 	bool persistent;
 	bool debug;
 	bool faults;
+	bool test_forbidden_syscall;
 	enum cache_mode cache;
+	enum sandbox_mode sandbox;
+	enum seccomp_mode seccomp;
 	unsigned int request_queues;
 	unsigned int sync_queues;
 	unsigned int sync_bit;

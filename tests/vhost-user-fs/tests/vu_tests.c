@@ -497,6 +497,191 @@ static void t_sync_late(void)
 	CHECK(strstr(buf, "queue=2 type=sync requests=2 inline=1 late=1 errors=0 "));
 }
 
+/* A fresh daemon with EXTRA, connected and set up as t_setup_rings does. */
+static void restart(const char *extra)
+{
+	cleanup();
+	strcpy(dir, "/tmp/vufs-vu-XXXXXX");
+	memset(avail_idx, 0, sizeof(avail_idx));
+	extra_arg = extra;
+	t_handshake();
+}
+
+/* INIT, then a LOOKUP on the sync queue: the error, and the nodeid. */
+static void fuse_init_sync(void)
+{
+	struct fuse_init_in init = { .major = 7, .minor = 41 };
+	struct fuse_out_header *oh;
+
+	*used_event(2) = 0x8000;
+	oh = submit(2, FUSE_INIT, 0, &init, sizeof(init), 4096);
+	if (kick(2) || oh->error)
+		test_failed = true;
+}
+
+static int lookup(uint64_t parent, const char *name, uint64_t *nodeid)
+{
+	struct fuse_out_header *oh;
+	struct fuse_entry_out *e;
+
+	oh = submit(2, FUSE_LOOKUP, parent, name, strlen(name) + 1, 512);
+	if (kick(2))
+		return -EIO;
+	e = (struct fuse_entry_out *)(oh + 1);
+	*nodeid = oh->error ? 0 : e->nodeid;
+	return oh->error;
+}
+
+/*
+ * The host moves a directory the guest knows out of the share: ".." from
+ * it must not lead to the share's parent, where "secret" lives.
+ */
+static void t_moved_dir(void)
+{
+	char from[400], to[400], path[400];
+	uint64_t d, inner, up, top, sec;
+	int err;
+
+	restart("--workers=1");
+	CHECK(!test_failed);
+	snprintf(from, sizeof(from), "%s/dir", share);
+	snprintf(path, sizeof(path), "%s/dir/inner", share);
+	CHECK(mkdir(from, 0755) == 0 && mkdir(path, 0755) == 0);
+	snprintf(path, sizeof(path), "%s/secret", dir);
+	CHECK(close(open(path, O_CREAT | O_WRONLY, 0600)) == 0);
+	t_setup_rings();
+	CHECK(!test_failed);
+	fuse_init_sync();
+	CHECK(!test_failed);
+	CHECK(lookup(1, "dir", &d) == 0);
+	CHECK(lookup(d, "inner", &inner) == 0);
+	snprintf(from, sizeof(from), "%s/dir", share);
+	snprintf(to, sizeof(to), "%s/dir", dir);
+	CHECK(rename(from, to) == 0);			/* mv share/dir .. */
+	/* dir/inner/../.. then secret: some step must fail */
+	err = lookup(inner, "..", &up);
+	if (!err) {
+		CHECK(up == d);
+		err = lookup(up, "..", &top);
+	}
+	if (!err) {
+		/* the share's parent: its secret must stay out of reach */
+		CHECK(top != 1);
+		err = lookup(top, "secret", &sec);
+		CHECK(err != 0);
+	}
+	CHECK(err == -ENOENT);
+	/* and straight from the moved directory */
+	CHECK(lookup(d, "..", &top) == -ENOENT);
+	CHECK(kill(daemon_pid, 0) == 0);
+}
+
+/* The running daemon's process in the sandbox (its child), or 0. */
+static pid_t sandboxed_pid(void)
+{
+	char path[64];
+	FILE *f;
+	int pid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", daemon_pid,
+		 daemon_pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &pid) != 1)
+		pid = 0;
+	fclose(f);
+	return pid;
+}
+
+static bool status_line(pid_t pid, const char *key, char *val, size_t len)
+{
+	char path[64], line[256];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, strlen(key)) &&
+		    line[strlen(key)] == ':') {
+			snprintf(val, len, "%s", line + strlen(key) + 1);
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* What each layer leaves: namespaces, the share as root, capabilities. */
+static void t_sandbox_layers(void)
+{
+	char val[128], path[400];
+	unsigned long long eff, bnd;
+	int child, pid1, seccomp;
+
+	child = sandboxed_pid();
+	CHECK(child > 0);
+	CHECK(status_line(child, "NSpid", val, sizeof(val)));
+	CHECK(sscanf(val, "%d %d", &pid1, &pid1) == 2 && pid1 == 1);
+	CHECK(status_line(child, "CapEff", val, sizeof(val)));
+	eff = strtoull(val, NULL, 16);
+	CHECK(status_line(child, "CapBnd", val, sizeof(val)));
+	bnd = strtoull(val, NULL, 16);
+	/* CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID SETGID SETUID MKNOD SETFCAP */
+	CHECK(eff == 0x880000dfULL);
+	CHECK(bnd == 0x880000dfULL);
+	CHECK(status_line(child, "NoNewPrivs", val, sizeof(val)) &&
+	      atoi(val) == 1);
+	CHECK(status_line(child, "Seccomp", val, sizeof(val)));
+	seccomp = atoi(val);
+	CHECK(seccomp == 2);
+	/* its root is the share: the share's files, none of the host's */
+	snprintf(path, sizeof(path), "/proc/%d/root/dir/inner", child);
+	CHECK(access(path, F_OK) && errno == ENOENT);	/* moved away */
+	snprintf(path, sizeof(path), "/proc/%d/root/etc/passwd", child);
+	CHECK(access(path, F_OK) && errno == ENOENT);
+	snprintf(path, sizeof(path), "/proc/%d/root/secret", child);
+	CHECK(access(path, F_OK) && errno == ENOENT);
+}
+
+/*
+ * A system call outside the allow-list ends the daemon with a message
+ * naming it, and status 159 (128 + SIGSYS).
+ */
+static void t_forbidden_syscall(void)
+{
+	char out[2048] = { 0 }, sock_arg[340], share_arg[340];
+	int fds[2], status = -1;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	cleanup();
+	strcpy(dir, "/tmp/vufs-vu-XXXXXX");
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(sock_arg, sizeof(sock_arg), "--socket-path=%s/sock", dir);
+	snprintf(share_arg, sizeof(share_arg), "--shared-dir=%s", dir);
+	CHECK(pipe2(fds, O_CLOEXEC) == 0);
+	pid = fork();
+	if (!pid) {
+		dup2(fds[1], 2);
+		execl(daemon_path, daemon_path, sock_arg, share_arg,
+		      "--test-forbidden-syscall", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	while ((n = read(fds[0], out + got, sizeof(out) - 1 - got)) > 0)
+		got += n;
+	close(fds[0]);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(strstr(out, "vhost-user-fs: seccomp: system call "));
+	CHECK(strstr(out, " is not in the allow-list; exiting\n"));
+	CHECK(!strstr(out, "uname was allowed"));
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGSYS);
+}
+
 void vu_tests(const char *daemon)
 {
 	snprintf(daemon_path, sizeof(daemon_path), "%s", daemon);
@@ -512,5 +697,8 @@ void vu_tests(const char *daemon)
 	test_run("vhost-user: no sync offer without in-band kicks", t_no_inband);
 	test_run("vhost-user: clean exit and stats", t_exit_and_stats);
 	test_run("vhost-user: --sync-late completes after the ack", t_sync_late);
+	test_run("sandbox: '..' out of a directory moved off the share", t_moved_dir);
+	test_run("sandbox: namespaces, root, capabilities, seccomp", t_sandbox_layers);
+	test_run("sandbox: a forbidden system call ends the daemon", t_forbidden_syscall);
 	cleanup();
 }
