@@ -476,11 +476,29 @@ static void refresh_types(struct fs_dev *dev)
 		(dev->features & BIT(dev->opt->sync_bit));
 	for (i = 0; i < FS_MAX_QUEUES; i++) {
 		struct fs_queue *q = &dev->q[i];
+		bool ev = dev->features & BIT(F_EVENT_IDX), remap;
 
 		pthread_mutex_lock(&q->lock);
 		q->type = dispatch__queue_type(dev, i);
-		q->vr.event_idx = dev->features & BIT(F_EVENT_IDX);
+		remap = q->addr_set && q->vr.event_idx != ev;
+		if (!remap)
+			q->vr.event_idx = ev;
 		pthread_mutex_unlock(&q->lock);
+		if (!remap)
+			continue;
+		/*
+		 * EVENT_IDX came or went after the rings were checked: used_event
+		 * and avail_event are 2 bytes past what was checked without
+		 * it, so check the rings again (a failure leaves the queue
+		 * unset, as a bad SET_VRING_ADDR does).
+		 */
+		dispatch__pause(q);
+		pthread_mutex_lock(&q->lock);
+		if (q->addr_set && queue_map(dev, q))
+			fprintf(stderr, "vhost-user-fs: queue %u unusable with the features 0x%llx\n",
+				q->index, (unsigned long long)dev->features);
+		pthread_mutex_unlock(&q->lock);
+		dispatch__resume(q);
 	}
 }
 

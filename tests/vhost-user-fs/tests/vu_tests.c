@@ -576,6 +576,63 @@ static void t_moved_dir(void)
 	CHECK(kill(daemon_pid, 0) == 0);
 }
 
+/*
+ * EVENT_IDX negotiated after the rings were set: queue 2's used ring ends
+ * exactly at the end of guest memory, which is fine without EVENT_IDX but
+ * leaves no room for avail_event with it. The device must check again and
+ * stop using the queue rather than write past the region.
+ */
+static void t_late_event_idx(void)
+{
+	uint64_t f = (1ULL << 32) | (1ULL << 30) | (1ULL << 1);
+	uint64_t fev = f | (1ULL << 29);
+	struct { uint32_t n, pad; uint64_t gpa, size, uva, off; } mt = {
+		1, 0, MEM_GPA, MEM_SIZE, MEM_GPA, 0 };
+	uint32_t used_off = MEM_SIZE - (4 + 8 * QSIZE);
+	struct vring_used *used;
+	struct fuse_init_in init = { .major = 7, .minor = 41 };
+	struct fuse_getattr_in gi = { 0 };
+	unsigned int q;
+
+	restart("--workers=1");
+	CHECK(!test_failed);
+	CHECK(acked(2, &f, 8, -1) == 0);
+	memfd = memfd_create("guest", MFD_CLOEXEC);
+	CHECK(memfd >= 0 && ftruncate(memfd, MEM_SIZE) == 0);
+	mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	CHECK(mem != MAP_FAILED);
+	CHECK(acked(5, &mt, sizeof(mt), memfd) == 0);
+	used = (struct vring_used *)(mem + used_off);
+	for (q = 0; q < 3; q++) {
+		struct vq v = vq_of(q);
+		uint32_t st[2] = { q, QSIZE }, base[2] = { q, 0 }, en[2] = { q, 1 };
+		struct { uint32_t idx, flags; uint64_t desc, used, avail, log; }
+			__attribute__((packed)) a = { q, 0, v.gpa_desc,
+				q == 2 ? MEM_GPA + used_off : v.gpa_used,
+				v.gpa_avail, 0 };
+
+		CHECK(acked(8, st, 8, -1) == 0);
+		CHECK(acked(10, base, 8, -1) == 0);
+		CHECK(acked(9, &a, sizeof(a), -1) == 0);
+		CHECK(acked(18, en, 8, -1) == 0);
+	}
+	vq_of(2).avail->flags = VRING_AVAIL_F_NO_INTERRUPT;
+	submit(2, FUSE_INIT, 0, &init, sizeof(init), 4096);
+	CHECK(kick(2) == 0);
+	CHECK(__atomic_load_n(&used->idx, __ATOMIC_ACQUIRE) == 1);
+	/* now with EVENT_IDX: the ring no longer fits */
+	CHECK(acked(2, &fev, 8, -1) == 0);
+	submit(2, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
+	CHECK(kick(2) == 0);
+	CHECK(kill(daemon_pid, 0) == 0);
+	CHECK(__atomic_load_n(&used->idx, __ATOMIC_ACQUIRE) == 1);
+	/* the other queues go on */
+	submit(1, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
+	CHECK(kick(1) == 0);
+	CHECK(pipe_has_call(1, 5000));
+	CHECK(__atomic_load_n(&vq_of(1).used->idx, __ATOMIC_ACQUIRE) == 1);
+}
+
 /* The running daemon's process in the sandbox (its child), or 0. */
 static pid_t sandboxed_pid(void)
 {
@@ -697,6 +754,7 @@ void vu_tests(const char *daemon)
 	test_run("vhost-user: no sync offer without in-band kicks", t_no_inband);
 	test_run("vhost-user: clean exit and stats", t_exit_and_stats);
 	test_run("vhost-user: --sync-late completes after the ack", t_sync_late);
+	test_run("vhost-user: EVENT_IDX after the rings: checked again", t_late_event_idx);
 	test_run("sandbox: '..' out of a directory moved off the share", t_moved_dir);
 	test_run("sandbox: namespaces, root, capabilities, seccomp", t_sandbox_layers);
 	test_run("sandbox: a forbidden system call ends the daemon", t_forbidden_syscall);
