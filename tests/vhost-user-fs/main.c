@@ -35,6 +35,7 @@ static struct options opt = {
 	.workers = 1,
 	.queue_size = VRING_MAX_SIZE,
 	.fd_cache = 2048,
+	.backend_timeout = 30,
 	.sandbox = SANDBOX_NAMESPACE,
 	.seccomp = SECCOMP_TRAP,
 };
@@ -59,6 +60,8 @@ static void usage(FILE *f)
 "  --workers=N            worker threads for request and hiprio queues (1)\n"
 "  --queue-size=N         largest queue accepted, up to 1024 (default 1024)\n"
 "  --fd-cache=N           O_PATH fds kept open for known inodes (2048)\n"
+"  --backend-timeout=S    hang up on a frontend that leaves the backend\n"
+"                         channel full for S seconds (30; 0 = never)\n"
 "  --sync-late=N          test knob: complete every Nth sync-queue request\n"
 "                         after the kick's acknowledgement (0 = never)\n"
 "  --faults               test knob: a LOOKUP of vfs-fault-KIND gets a bad\n"
@@ -132,7 +135,7 @@ enum {
 	O_SOCKET = 256, O_SHARED, O_TAG, O_READONLY, O_CACHE, O_WB, O_NOWB,
 	O_XATTR, O_NOXATTR, O_RQ, O_SQ, O_SBIT, O_WORKERS, O_QSIZE, O_STATS,
 	O_STATSFILE, O_PERSIST, O_HELP, O_FDCACHE, O_DEBUG, O_SYNCLATE,
-	O_FAULTS, O_SANDBOX, O_SECCOMP, O_TESTSYSCALL,
+	O_FAULTS, O_SANDBOX, O_SECCOMP, O_TESTSYSCALL, O_BTIMEOUT,
 };
 
 static void parse_args(int argc, char **argv)
@@ -160,6 +163,7 @@ static void parse_args(int argc, char **argv)
 		{ "sync-late", required_argument, NULL, O_SYNCLATE },
 		{ "faults", no_argument, NULL, O_FAULTS },
 		{ "sandbox", required_argument, NULL, O_SANDBOX },
+		{ "backend-timeout", required_argument, NULL, O_BTIMEOUT },
 		{ "seccomp", required_argument, NULL, O_SECCOMP },
 		{ "test-forbidden-syscall", no_argument, NULL, O_TESTSYSCALL },
 		{ "help", no_argument, NULL, O_HELP },
@@ -267,6 +271,10 @@ static void parse_args(int argc, char **argv)
 			else
 				die_usage("--seccomp=%s: expected trap, kill or none",
 					  optarg);
+			break;
+		case O_BTIMEOUT:
+			opt.backend_timeout = parse_uint("backend-timeout",
+							 optarg, 0, 86400);
 			break;
 		case O_TESTSYSCALL:
 			opt.test_forbidden_syscall = true;

@@ -31,6 +31,7 @@ struct options {
 	unsigned int queue_size;
 	unsigned int fd_cache;
 	unsigned int sync_late;
+	unsigned int backend_timeout;	/* seconds, 0 = wait for good */
 };
 
 #endif

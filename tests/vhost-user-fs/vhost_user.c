@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fuse_server.h"
@@ -272,9 +273,32 @@ static int reply_u64(struct fs_dev *dev, struct vu_msg *m, uint64_t v)
 
 /* ---- signalling ---- */
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/*
+ * A frontend that stops reading the backend channel would keep a worker
+ * here for good: after --backend-timeout seconds without room, take it for
+ * dead and hang up, as when its socket breaks.
+ */
+static int backend_stalled(struct fs_dev *dev)
+{
+	fprintf(stderr, "vhost-user-fs: the frontend has not read the backend channel for %u s: disconnecting\n",
+		dev->opt->backend_timeout);
+	shutdown(dev->sock, SHUT_RDWR);
+	return -EPIPE;
+}
+
 static int backend_write(struct fs_dev *dev, const void *buf, size_t len,
 			 bool may_block)
 {
+	long long deadline = 0;
+
 	for (;;) {
 		struct pollfd p;
 		ssize_t n;
@@ -295,6 +319,14 @@ static int backend_write(struct fs_dev *dev, const void *buf, size_t len,
 			continue;
 		if (!may_block)
 			return -EAGAIN;
+		if (dev->opt->backend_timeout) {
+			long long t = now_ms();
+
+			if (!deadline)
+				deadline = t + 1000LL * dev->opt->backend_timeout;
+			else if (t >= deadline)
+				return backend_stalled(dev);
+		}
 		p.fd = fd;
 		p.events = POLLOUT;
 		if (poll(&p, 1, 1000) < 0 && errno != EINTR)

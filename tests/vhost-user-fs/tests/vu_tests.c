@@ -633,6 +633,58 @@ static void t_late_event_idx(void)
 	CHECK(__atomic_load_n(&vq_of(1).used->idx, __ATOMIC_ACQUIRE) == 1);
 }
 
+/* Waits (bounded) for queue q's used index to reach idx. */
+static bool used_reaches(unsigned int q, uint16_t idx)
+{
+	int i;
+
+	for (i = 0; i < 5000; i++) {
+		if (__atomic_load_n(&vq_of(q).used->idx, __ATOMIC_ACQUIRE) == idx)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/*
+ * A frontend that never reads the backend channel: once it is full, the
+ * worker waiting for room gives up after --backend-timeout and the daemon
+ * hangs up instead of keeping that worker for good.
+ */
+static void t_backend_stall(void)
+{
+	uint64_t f = (1ULL << 32) | (1ULL << 30) | (1ULL << 1);
+	struct fuse_init_in init = { .major = 7, .minor = 41 };
+	struct fuse_getattr_in gi = { 0 };
+	struct pollfd p;
+	uint8_t junk[64];
+	int i;
+
+	restart("--backend-timeout=1");
+	CHECK(!test_failed);
+	t_setup_rings();
+	CHECK(!test_failed);
+	/* no EVENT_IDX: a signal for every drained batch */
+	CHECK(acked(2, &f, 8, -1) == 0);
+	CHECK(fcntl(pipe_rd, F_SETPIPE_SZ, 4096) > 0);
+	submit(1, FUSE_INIT, 0, &init, sizeof(init), 4096);
+	CHECK(kick(1) == 0);
+	CHECK(used_reaches(1, 1));
+	/* 4096 bytes hold 204 VRING_CALLs; the next ones find no room */
+	for (i = 2; i < 300; i++) {
+		submit(1, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
+		if (kick(1))
+			break;
+		if (!used_reaches(1, i))
+			break;
+	}
+	/* the daemon hangs up: EOF on the socket, not a worker lost for good */
+	p = (struct pollfd){ sock, POLLIN, 0 };
+	CHECK(poll(&p, 1, 20000) == 1);
+	CHECK(read(sock, junk, sizeof(junk)) <= 0);
+	CHECK(kill(daemon_pid, 0) == 0);
+}
+
 /* The running daemon's process in the sandbox (its child), or 0. */
 static pid_t sandboxed_pid(void)
 {
@@ -755,6 +807,7 @@ void vu_tests(const char *daemon)
 	test_run("vhost-user: clean exit and stats", t_exit_and_stats);
 	test_run("vhost-user: --sync-late completes after the ack", t_sync_late);
 	test_run("vhost-user: EVENT_IDX after the rings: checked again", t_late_event_idx);
+	test_run("vhost-user: a frontend that stops reading is hung up on", t_backend_stall);
 	test_run("sandbox: '..' out of a directory moved off the share", t_moved_dir);
 	test_run("sandbox: namespaces, root, capabilities, seccomp", t_sandbox_layers);
 	test_run("sandbox: a forbidden system call ends the daemon", t_forbidden_syscall);
