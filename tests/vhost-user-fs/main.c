@@ -418,6 +418,17 @@ int main(int argc, char **argv)
 	int lfd, ret = 0;
 
 	parse_args(argc, argv);
+	/* the working directory moves to /proc/self/fd (fuse_server.h) */
+	if (opt.socket_path[0] != '/') {
+		static char abs[4096];
+		char cwd[2048];
+
+		if (!getcwd(cwd, sizeof(cwd)) ||
+		    snprintf(abs, sizeof(abs), "%s/%s", cwd, opt.socket_path) >=
+		    (int)sizeof(abs))
+			die_usage("%s: path too long", opt.socket_path);
+		opt.socket_path = abs;
+	}
 	fd_limits();
 	/* the guest kernel applies the caller's umask before sending modes */
 	umask(0);
@@ -492,13 +503,13 @@ int main(int argc, char **argv)
 	close(lfd);
 	/* with a namespace sandbox our parent does it; chroot cannot */
 	if (opt.sandbox == SANDBOX_NONE)
-		unlink(opt.socket_path);
+		unlinkat(AT_FDCWD, opt.socket_path, 0);
 	write_stats();
 	if (opt.stats)
 		dispatch__stats_print(stderr);
 	return ret;
 fail:
 	if (opt.sandbox == SANDBOX_NONE)
-		unlink(opt.socket_path);
+		unlinkat(AT_FDCWD, opt.socket_path, 0);
 	return 1;
 }

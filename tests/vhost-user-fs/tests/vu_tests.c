@@ -756,6 +756,78 @@ static void t_sandbox_layers(void)
 	CHECK(access(path, F_OK) && errno == ENOENT);
 }
 
+/* What the daemon does at exit is in the allow-list too: a clean exit. */
+static void modes_exit(bool sock_removed)
+{
+	int status = -1;
+
+	close(sock);
+	sock = -1;
+	kill(daemon_pid, SIGTERM);
+	CHECK(waitpid(daemon_pid, &status, 0) == daemon_pid);
+	daemon_pid = 0;
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* chroot cannot remove it (README) */
+	CHECK(!sock_removed || (access(sock_path, F_OK) && errno == ENOENT));
+}
+
+/*
+ * Every mode serves, xattrs included (they go through /proc/self/fd,
+ * relative to the working directory); chroot limits capabilities too.
+ */
+static void t_modes(void)
+{
+	static const char *const modes[] = {
+		"--sandbox=namespace", "--sandbox=chroot", "--sandbox=none" };
+	char val[128], path[400];
+	unsigned int i;
+	uint64_t n;
+
+	for (i = 0; i < 3; i++) {
+		restart(modes[i]);
+		CHECK(!test_failed);
+		snprintf(path, sizeof(path), "%s/file", share);
+		CHECK(close(open(path, O_CREAT | O_WRONLY, 0600)) == 0);
+		t_setup_rings();
+		CHECK(!test_failed);
+		fuse_init_sync();
+		CHECK(!test_failed);
+		CHECK(lookup(1, "file", &n) == 0 && n > 1);
+		{
+			struct fuse_getxattr_in gx = { .size = 0 };
+			char arg[sizeof(gx) + 16];
+			struct fuse_out_header *oh;
+
+			memcpy(arg, &gx, sizeof(gx));
+			strcpy(arg + sizeof(gx), "user.none");
+			oh = submit(2, FUSE_GETXATTR, n, arg,
+				    sizeof(gx) + strlen("user.none") + 1, 256);
+			CHECK(kick(2) == 0);
+			CHECK(oh->error == -ENODATA);
+		}
+		if (i == 0) {
+			CHECK(sandboxed_pid() > 0);	/* see t_sandbox_layers */
+			modes_exit(true);
+			continue;
+		}
+		CHECK(sandboxed_pid() == 0);		/* no pid namespace */
+		CHECK(status_line(daemon_pid, "CapEff", val, sizeof(val)));
+		if (i == 1) {
+			CHECK(strtoull(val, NULL, 16) == 0x880000dfULL);
+			snprintf(path, sizeof(path), "/proc/%d/root/file",
+				 daemon_pid);
+			CHECK(access(path, F_OK) == 0);
+		} else {
+			CHECK(strtoull(val, NULL, 16) != 0x880000dfULL);
+		}
+		CHECK(status_line(daemon_pid, "Seccomp", val, sizeof(val)) &&
+		      atoi(val) == 2);
+		modes_exit(i != 1);
+		CHECK(!test_failed);
+	}
+}
+
+
 /*
  * A system call outside the allow-list ends the daemon with a message
  * naming it, and status 159 (128 + SIGSYS).
@@ -810,6 +882,7 @@ void vu_tests(const char *daemon)
 	test_run("vhost-user: a frontend that stops reading is hung up on", t_backend_stall);
 	test_run("sandbox: '..' out of a directory moved off the share", t_moved_dir);
 	test_run("sandbox: namespaces, root, capabilities, seccomp", t_sandbox_layers);
+	test_run("sandbox: every mode serves, xattrs too", t_modes);
 	test_run("sandbox: a forbidden system call ends the daemon", t_forbidden_syscall);
 	cleanup();
 }
