@@ -315,13 +315,14 @@ static void *out_reserve(struct req *r, size_t size)
 }
 
 /*
- * For the path-based xattr calls: relative to the working directory, which
- * is /proc/self/fd (fuse_server__new; the sandbox keeps it so after
- * pivot_root, when no absolute path reaches /proc).
+ * For the path-based xattr calls. After pivot_root no absolute path
+ * reaches /proc: the sandbox then leaves the working directory there.
  */
-static void proc_name(char *buf, size_t len, int fd)
+static void proc_name(const struct fuse_server *s, char *buf, size_t len,
+		      int fd)
 {
-	snprintf(buf, len, "%d", fd);
+	snprintf(buf, len, s->opt->proc_is_cwd ? "%d" : "/proc/self/fd/%d",
+		 fd);
 }
 
 /* ---- attributes and entries ---- */
@@ -1040,7 +1041,7 @@ static int op_setxattr(struct req *r, struct inode *ino)
 		return -EINVAL;
 	if (r->srv->opt->readonly)
 		return -EROFS;
-	proc_name(path, sizeof(path), inode__fd(ino));
+	proc_name(r->srv, path, sizeof(path), inode__fd(ino));
 	return setxattr(path, name, r->arg, in->size, in->flags) ? -errno : 0;
 }
 
@@ -1076,7 +1077,7 @@ static int op_getxattr(struct req *r, struct inode *ino)
 	if (!name)
 		return -EINVAL;
 	size = in->size < r->out_max ? in->size : r->out_max;
-	proc_name(path, sizeof(path), inode__fd(ino));
+	proc_name(r->srv, path, sizeof(path), inode__fd(ino));
 	return xattr_reply(r, in->size,
 			   getxattr(path, name, size ? r->out : NULL, size));
 }
@@ -1092,7 +1093,7 @@ static int op_listxattr(struct req *r, struct inode *ino)
 	if (!in)
 		return -EINVAL;
 	size = in->size < r->out_max ? in->size : r->out_max;
-	proc_name(path, sizeof(path), inode__fd(ino));
+	proc_name(r->srv, path, sizeof(path), inode__fd(ino));
 	return xattr_reply(r, in->size,
 			   listxattr(path, size ? (char *)r->out : NULL, size));
 }
@@ -1108,7 +1109,7 @@ static int op_removexattr(struct req *r, struct inode *ino)
 		return -EINVAL;
 	if (r->srv->opt->readonly)
 		return -EROFS;
-	proc_name(path, sizeof(path), inode__fd(ino));
+	proc_name(r->srv, path, sizeof(path), inode__fd(ino));
 	return removexattr(path, name) ? -errno : 0;
 }
 
@@ -1610,8 +1611,7 @@ struct fuse_server *fuse_server__new(const struct options *opt)
 	s->root_rd_fd = open(opt->shared_dir, O_RDONLY | O_DIRECTORY |
 			     O_CLOEXEC);
 	s->proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0 || s->root_rd_fd < 0 || s->proc_fd < 0 ||
-	    fchdir(s->proc_fd)) {
+	if (root < 0 || s->root_rd_fd < 0 || s->proc_fd < 0) {
 		fprintf(stderr, "vhost-user-fs: cannot open %s: %m\n",
 			opt->shared_dir);
 		free(s);

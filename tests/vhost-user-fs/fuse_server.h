@@ -28,11 +28,6 @@ struct fuse_ctx {
 	size_t dirbuf_cap;
 };
 
-/*
- * Also makes /proc/self/fd the working directory: path-based calls on our
- * own fds (xattrs of any file type) name them relative to it. Nothing else
- * in the process may rely on, or change, the working directory.
- */
 struct fuse_server *fuse_server__new(const struct options *opt);
 void fuse_server__free(struct fuse_server *srv);
 /* The frontend went away: forget every inode and close every file. */

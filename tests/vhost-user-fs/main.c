@@ -418,17 +418,6 @@ int main(int argc, char **argv)
 	int lfd, ret = 0;
 
 	parse_args(argc, argv);
-	/* the working directory moves to /proc/self/fd (fuse_server.h) */
-	if (opt.socket_path[0] != '/') {
-		static char abs[4096];
-		char cwd[2048];
-
-		if (!getcwd(cwd, sizeof(cwd)) ||
-		    snprintf(abs, sizeof(abs), "%s/%s", cwd, opt.socket_path) >=
-		    (int)sizeof(abs))
-			die_usage("%s: path too long", opt.socket_path);
-		opt.socket_path = abs;
-	}
 	fd_limits();
 	/* the guest kernel applies the caller's umask before sending modes */
 	umask(0);
@@ -465,6 +454,7 @@ int main(int argc, char **argv)
 	srv = fuse_server__new(&opt);
 	if (!srv || sandbox__lock(&opt))
 		goto fail;
+	opt.proc_is_cwd = opt.sandbox != SANDBOX_NONE;
 	if (opt.test_forbidden_syscall) {
 		fprintf(stderr, "vhost-user-fs: test: calling uname\n");
 		syscall(SYS_uname, NULL);

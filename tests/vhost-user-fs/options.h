@@ -21,6 +21,8 @@ struct options {
 	bool debug;
 	bool faults;
 	bool test_forbidden_syscall;
+	/* set by the sandbox: the working directory is /proc/self/fd */
+	bool proc_is_cwd;
 	enum cache_mode cache;
 	enum sandbox_mode sandbox;
 	enum seccomp_mode seccomp;

@@ -8,8 +8,9 @@
  * fds, opened next, live on a mount whose root is the share.
  *
  * sandbox__lock() then makes the share the root (pivot_root, or chroot in
- * chroot mode), leaves the working directory at /proc/self/fd (see
- * fuse_server.h), limits the capabilities and installs the seccomp
+ * chroot mode), leaves the working directory at /proc/self/fd (for the
+ * server's path-based xattr calls, options.proc_is_cwd), limits the
+ * capabilities and installs the seccomp
  * allow-list. It must run before any thread is created: capabilities and
  * the filter are inherited by the threads created afterwards.
  */
