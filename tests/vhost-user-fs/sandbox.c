@@ -347,11 +347,26 @@ static int install_seccomp(const struct options *opt)
 
 int sandbox__lock(const struct options *opt)
 {
+	static const char *const modes[] = {
+		[SANDBOX_NAMESPACE] = "namespace (pid, mount, net), pivot_root into",
+		[SANDBOX_CHROOT] = "chroot into",
+		[SANDBOX_NONE] = "none, serving",
+	};
+	static const char *const filters[] = {
+		[SECCOMP_TRAP] = "trap", [SECCOMP_KILL] = "kill",
+		[SECCOMP_NONE] = "none",
+	};
+
 	if (opt->sandbox != SANDBOX_NONE) {
 		if (change_root(opt) || limit_caps())
 			return -1;
 	}
 	if (opt->seccomp != SECCOMP_NONE && install_seccomp(opt))
 		return -1;
+	fprintf(stderr, "vhost-user-fs: sandbox: %s %s, capabilities %s, seccomp %s\n",
+		modes[opt->sandbox],
+		opt->sandbox == SANDBOX_NONE ? opt->shared_dir : share_path,
+		opt->sandbox == SANDBOX_NONE ? "unchanged" : "limited to 9",
+		filters[opt->seccomp]);
 	return 0;
 }
