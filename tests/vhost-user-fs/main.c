@@ -75,8 +75,8 @@ static void usage(FILE *f)
 "  --seccomp=trap|kill|none  system-call allow-list: a forbidden call\n"
 "                         ends the daemon with a message (trap, default),\n"
 "                         silently (kill), or no filter\n"
-"  --test-forbidden-syscall  test knob: make a forbidden system call\n"
-"                         once the sandbox is up\n"
+"  --test-forbidden-syscall[=uname|fork]  test knob: once the sandbox is\n"
+"                         up, call uname or fork, which it forbids\n"
 "  --debug                log every request that fails to stderr\n"
 "  --help                 this text\n");
 }
@@ -165,7 +165,8 @@ static void parse_args(int argc, char **argv)
 		{ "sandbox", required_argument, NULL, O_SANDBOX },
 		{ "backend-timeout", required_argument, NULL, O_BTIMEOUT },
 		{ "seccomp", required_argument, NULL, O_SECCOMP },
-		{ "test-forbidden-syscall", no_argument, NULL, O_TESTSYSCALL },
+		{ "test-forbidden-syscall", optional_argument, NULL,
+		  O_TESTSYSCALL },
 		{ "help", no_argument, NULL, O_HELP },
 		{ }
 	};
@@ -277,7 +278,11 @@ static void parse_args(int argc, char **argv)
 							 optarg, 0, 86400);
 			break;
 		case O_TESTSYSCALL:
-			opt.test_forbidden_syscall = true;
+			opt.test_forbidden_syscall = optarg ? optarg : "uname";
+			if (strcmp(opt.test_forbidden_syscall, "uname") &&
+			    strcmp(opt.test_forbidden_syscall, "fork"))
+				die_usage("--test-forbidden-syscall=%s: expected uname or fork",
+					  optarg);
 			break;
 		case 'o':
 			parse_o(optarg);
@@ -456,9 +461,18 @@ int main(int argc, char **argv)
 		goto fail;
 	opt.proc_is_cwd = opt.sandbox != SANDBOX_NONE;
 	if (opt.test_forbidden_syscall) {
-		fprintf(stderr, "vhost-user-fs: test: calling uname\n");
-		syscall(SYS_uname, NULL);
-		fprintf(stderr, "vhost-user-fs: test: uname was allowed\n");
+		const char *call = opt.test_forbidden_syscall;
+
+		fprintf(stderr, "vhost-user-fs: test: calling %s\n", call);
+		if (!strcmp(call, "fork")) {
+			pid_t pid = fork();
+
+			if (!pid)
+				_exit(0);
+		} else {
+			syscall(SYS_uname, NULL);
+		}
+		fprintf(stderr, "vhost-user-fs: test: %s was allowed\n", call);
 		goto fail;
 	}
 	dev.opt = &opt;

@@ -20,7 +20,7 @@ struct options {
 	bool persistent;
 	bool debug;
 	bool faults;
-	bool test_forbidden_syscall;
+	const char *test_forbidden_syscall;	/* NULL, "uname" or "fork" */
 	/* set by the sandbox: the working directory is /proc/self/fd */
 	bool proc_is_cwd;
 	enum cache_mode cache;
