@@ -5,7 +5,7 @@
 # (packages, kernels, builds; all cached outside the repo), runs the host-side
 # tests, then boots the guest matrix: UML 6.12 (the sync path) and QEMU/TCG
 # with Debian's 6.1 and 6.12 kernels. One line per test, then
-# "N passed, N failed, N skipped". Logs: build/check/ (VFS_CHECK_LOGS).
+# "N passed, N failed". Logs: build/check/ (VFS_CHECK_LOGS).
 #
 # VFS_CHECK_ONLY=glob runs only the tests whose names match (setup and
 # builds always run).
@@ -18,8 +18,8 @@ rm -rf "$logs"
 mkdir -p "$logs"
 export VFS_CACHE=${VFS_CACHE:-$HOME/.cache/virtio-fs-sync}
 
-passed=0 failed=0 skipped=0
-failures=() skips=()
+passed=0 failed=0
+failures=()
 t0=$SECONDS
 
 # t NAME CMD...: one test; its output goes to the log, a failure shows the tail.
@@ -40,14 +40,6 @@ t() {
 		failures+=("$name")
 	fi
 	return $rc
-}
-
-skip() {
-	# shellcheck disable=SC2053
-	[[ $1 == $only ]] || return 0
-	echo "skip $1: $2"
-	skipped=$((skipped + 1))
-	skips+=("$1")
 }
 
 # --- setup and builds --------------------------------------------------------
@@ -284,6 +276,5 @@ t uml:ab-in-guest "$repo/tests/bench/ab-uml.sh" --results "$logs/uml:ab-in-guest
 # --- summary ------------------------------------------------------------------
 echo "# $((SECONDS - t0)) s; logs in ${logs#"$repo"/}"
 [ ${#failures[@]} -gt 0 ] && echo "# failed: ${failures[*]}"
-[ ${#skips[@]} -gt 0 ] && echo "# skipped: ${skips[*]}"
-echo "$passed passed, $failed failed, $skipped skipped"
+echo "$passed passed, $failed failed"
 [ $failed = 0 ]
