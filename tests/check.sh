@@ -51,6 +51,16 @@ t build:suite make -C "$repo/tests/suite" -j2
 t build:module-6.12 make -C "$repo" KVER=6.12
 t build:module-6.1 make -C "$repo" KVER=6.1
 t build:uml-debug "$repo/scripts/build-uml.sh" debug
+# make module-debug keeps the Kbuild's flags (fuse_i.h, probes, compat.h)
+# and adds -DDEBUG.
+module_debug() {
+	local cmd
+	make -C "$repo" KVER=6.12 BUILD_NAME=debug-6.12 module-debug || return 1
+	cmd=$repo/build/debug-6.12/.virtio_fs_sync_virtio.o.cmd
+	grep -q -- '-DDEBUG' "$cmd" || { echo "no -DDEBUG in $cmd"; return 1; }
+	grep -q -- '-include [^ ]*/compat\.h' "$cmd" || { echo "compat.h not included"; return 1; }
+}
+t build:module-debug-6.12 module_debug
 
 # --- static checks ------------------------------------------------------------
 no_warnings() {
