@@ -318,6 +318,28 @@ static void proc_name(char *buf, size_t len, int fd)
 	snprintf(buf, len, "/proc/self/fd/%d", fd);
 }
 
+/*
+ * Opens an inode's object for I/O through /proc/self/fd. The fd's object
+ * is checked first, whatever the table believes: only the regular file or
+ * directory the entry names is ever opened, never a device, FIFO or socket.
+ */
+static int proc_open(struct fuse_server *s, struct inode *ino, int flags)
+{
+	struct stat st;
+	char path[32];
+	int fd;
+
+	if (fstat(inode__fd(ino), &st))
+		return -errno;
+	if (!inode__is(ino, &st))
+		return -ESTALE;
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return -ENXIO;
+	snprintf(path, sizeof(path), "%d", inode__fd(ino));
+	fd = openat(s->proc_fd, path, flags);
+	return fd < 0 ? -errno : fd;
+}
+
 /* ---- attributes and entries ---- */
 
 static void fill_attr(struct fuse_attr *a, const struct stat *st)
@@ -464,7 +486,6 @@ static int op_getattr(struct req *r, struct inode *ino)
 static int setattr_size(struct fuse_server *s, struct inode *ino, int fd,
 			uint64_t size)
 {
-	char path[64];
 	int err = 0;
 
 	if (size > (uint64_t)LLONG_MAX)
@@ -475,10 +496,9 @@ static int setattr_size(struct fuse_server *s, struct inode *ino, int fd,
 		return -EISDIR;
 	if (!S_ISREG(inode__type(ino)))
 		return -EINVAL;
-	snprintf(path, sizeof(path), "%d", inode__fd(ino));
-	fd = openat(s->proc_fd, path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = proc_open(s, ino, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (ftruncate(fd, size))
 		err = -errno;
 	close(fd);
@@ -767,7 +787,6 @@ static int op_open(struct req *r, struct inode *ino)
 {
 	const struct fuse_open_in *in = arg_take(r, sizeof(*in));
 	struct fuse_open_out *o = out_reserve(r, sizeof(*o));
-	char path[32];
 	uint64_t fh;
 	int flags, fd, err;
 
@@ -788,10 +807,9 @@ static int op_open(struct req *r, struct inode *ino)
 	flags = open_flags(r->srv, in->flags);
 	if (flags < 0)
 		return flags;
-	snprintf(path, sizeof(path), "%d", inode__fd(ino));
-	fd = openat(r->srv->proc_fd, path, flags);
+	fd = proc_open(r->srv, ino, flags);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	err = file_new(r->srv, fd, ino, false, &fh);
 	if (err) {
 		close(fd);

@@ -30,6 +30,7 @@ struct inode {
 	int fd;				/* O_PATH, -1 when evicted */
 	bool pinned;			/* fd may never be evicted */
 	bool in_lru;
+	bool hashed;			/* found by (dev, ino); false once stale */
 	int mount_fd;
 	struct file_handle *fh;
 	struct inode *hnext;
@@ -210,9 +211,11 @@ static int free_locked(struct inode_table *t, struct inode *ino)
 	uint32_t slot = (uint32_t)ino->nodeid;
 	int fd = ino->fd;
 
-	while (*pp != ino)
-		pp = &(*pp)->hnext;
-	*pp = ino->hnext;
+	if (ino->hashed) {
+		while (*pp != ino)
+			pp = &(*pp)->hnext;
+		*pp = ino->hnext;
+	}
 	lru_del(t, ino);
 	t->slots[slot] = free_link(t->free_head);
 	t->gens[slot]++;
@@ -402,6 +405,44 @@ static struct inode *inode_new(struct inode_table *t, int fd,
 	return ino;
 }
 
+static bool same_handle(const struct file_handle *a,
+			const struct file_handle *b)
+{
+	return a && b && a->handle_type == b->handle_type &&
+		a->handle_bytes == b->handle_bytes &&
+		!memcmp(a->f_handle, b->f_handle, a->handle_bytes);
+}
+
+/*
+ * Is the entry found by (dev, ino) the object at the new fd (described by
+ * fresh, or NULL if not made yet)? An entry holding an fd keeps its host
+ * inode alive, so its number cannot have been reused; an evicted one may
+ * name a freed inode whose number now belongs to something else, which
+ * its file handle (with the inode's generation) tells apart.
+ */
+static bool entry_matches(const struct inode *ino, const struct stat *st,
+			  const struct inode *fresh)
+{
+	if (ino->type != (st->st_mode & S_IFMT))
+		return false;
+	if (ino->fd >= 0)
+		return true;
+	return fresh && same_handle(ino->fh, fresh->fh);
+}
+
+/* A stale entry keeps its nodeid until forgotten, but is found no more. */
+static void unhash_locked(struct inode_table *t, struct inode *ino)
+{
+	struct inode **pp = &t->buckets[hash_key(ino->dev, ino->ino,
+						 t->nbuckets)];
+
+	while (*pp != ino)
+		pp = &(*pp)->hnext;
+	*pp = ino->hnext;
+	ino->hnext = NULL;
+	ino->hashed = false;
+}
+
 struct inode *inode__lookup_fd(struct inode_table *t, int fd,
 			       const struct stat *st, int *err)
 {
@@ -411,8 +452,15 @@ struct inode *inode__lookup_fd(struct inode_table *t, int fd,
 	pthread_mutex_lock(&t->lock);
 	for (;;) {
 		ino = hash_find_locked(t, st->st_dev, st->st_ino);
-		if (ino || fresh)
+		if (ino && entry_matches(ino, st, fresh))
 			break;
+		if (fresh) {
+			/* a different object now has this inode number */
+			if (ino)
+				unhash_locked(t, ino);
+			ino = NULL;
+			break;
+		}
 		pthread_mutex_unlock(&t->lock);
 		fresh = inode_new(t, fd, st);
 		if (!fresh) {
@@ -454,6 +502,7 @@ struct inode *inode__lookup_fd(struct inode_table *t, int fd,
 
 			ino->hnext = t->buckets[h];
 			t->buckets[h] = ino;
+			ino->hashed = true;
 		}
 		t->count++;
 		t->nfds++;
@@ -467,6 +516,12 @@ struct inode *inode__lookup_fd(struct inode_table *t, int fd,
 	pthread_mutex_unlock(&t->lock);
 	close_all(closing, nclose);
 	return ino;
+}
+
+bool inode__is(const struct inode *ino, const struct stat *st)
+{
+	return ino->dev == st->st_dev && ino->ino == st->st_ino &&
+		ino->type == (st->st_mode & S_IFMT);
 }
 
 /*

@@ -50,6 +50,8 @@ mode_t inode__type(const struct inode *ino);
  */
 struct inode *inode__lookup_fd(struct inode_table *t, int fd,
 			       const struct stat *st, int *err);
+/* Is st (from an fstat of the inode's fd) the object the entry names? */
+bool inode__is(const struct inode *ino, const struct stat *st);
 void inode__forget(struct inode_table *t, uint64_t nodeid, uint64_t n);
 /* Before removing a name that may be an inode's last one. */
 void inode__pin_unlinked(struct inode_table *t, const struct stat *st);
