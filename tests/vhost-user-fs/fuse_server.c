@@ -638,6 +638,10 @@ static int op_mknod(struct req *r, struct inode *dir)
 
 	if (!in)
 		return -EINVAL;
+	/* a device node in the share is a way into the host's devices */
+	if ((S_ISBLK(in->mode) || S_ISCHR(in->mode)) &&
+	    !r->srv->opt->allow_devices)
+		return -EPERM;
 	return make_node(r, dir, false, in->mode, in->rdev);
 }
 
@@ -1598,6 +1602,25 @@ void fuse_server__reset(struct fuse_server *s)
 	s->initialized = false;
 }
 
+/*
+ * The guest's root can make setuid files and (with --allow-devices)
+ * device nodes in the share; only the share's mount flags keep the host
+ * from honouring them.
+ */
+static void mount_warnings(int fd, const char *dir)
+{
+	struct statvfs sv;
+
+	if (fstatvfs(fd, &sv))
+		return;
+	if (!(sv.f_flag & ST_NOSUID))
+		fprintf(stderr, "vhost-user-fs: warning: %s is on a mount without nosuid: setuid files the guest makes there work on the host\n",
+			dir);
+	if (!(sv.f_flag & ST_NODEV))
+		fprintf(stderr, "vhost-user-fs: warning: %s is on a mount without nodev: device nodes there open host devices\n",
+			dir);
+}
+
 struct fuse_server *fuse_server__new(const struct options *opt)
 {
 	struct fuse_server *s = calloc(1, sizeof(*s));
@@ -1628,6 +1651,7 @@ struct fuse_server *fuse_server__new(const struct options *opt)
 		free(s);
 		return NULL;
 	}
+	mount_warnings(s->root_rd_fd, opt->shared_dir);
 	err = inode__table_init(&s->it, root, opt->fd_cache);
 	if (err) {
 		fprintf(stderr, "vhost-user-fs: inode table: %s\n",
