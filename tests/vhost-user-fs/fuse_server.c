@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1041,11 +1042,66 @@ static int op_flush(struct req *r)
 	return err;
 }
 
+/*
+ * Extended attributes. By default only user.* and the POSIX ACLs pass:
+ * trusted.*, security.* (file capabilities, LSM labels) and the rest are
+ * names the host kernel would act on. A refused name cannot be set or
+ * removed (EPERM), reads as absent (ENODATA) and is left out of lists, as
+ * virtiofsd's "bad" xattrmap rules do. With --xattr-prefix=P every guest
+ * name N is stored as P N on the host (P starts with "user.", so the host
+ * honours none of them) and host names outside P are invisible.
+ */
+static bool xattr_allowed(const char *name)
+{
+	return !strncmp(name, "user.", 5) ||
+		!strcmp(name, "system.posix_acl_access") ||
+		!strcmp(name, "system.posix_acl_default");
+}
+
+/* The host's name for a guest's, in buf; -EPERM for a refused name. */
+static int xattr_host_name(const struct fuse_server *s, const char *name,
+			   char *buf, size_t len, const char **host)
+{
+	const char *p = s->opt->xattr_prefix;
+	size_t plen, nlen;
+
+	if (!p) {
+		if (!xattr_allowed(name))
+			return -EPERM;
+		*host = name;
+		return 0;
+	}
+	plen = strlen(p);
+	nlen = strlen(name);
+	if (plen + nlen > XATTR_NAME_MAX || plen + nlen >= len)
+		return -ERANGE;
+	memcpy(buf, p, plen);
+	memcpy(buf + plen, name, nlen + 1);
+	*host = buf;
+	return 0;
+}
+
+/* The guest's name for a host's, or NULL if the guest does not see it. */
+static const char *xattr_guest_name(const struct fuse_server *s,
+				    const char *name)
+{
+	const char *p = s->opt->xattr_prefix;
+	size_t plen;
+
+	if (!p)
+		return xattr_allowed(name) ? name : NULL;
+	plen = strlen(p);
+	if (strncmp(name, p, plen) || !name[plen])
+		return NULL;
+	return name + plen;
+}
+
 static int op_setxattr(struct req *r, struct inode *ino)
 {
 	const struct fuse_setxattr_in *in = arg_take(r, FUSE_COMPAT_SETXATTR_IN_SIZE);
-	const char *name;
-	char path[64];
+	char path[64], hbuf[XATTR_NAME_MAX + 1];
+	const char *name, *host;
+	int err;
 
 	if (!r->srv->opt->xattr)
 		return -ENOSYS;
@@ -1056,33 +1112,43 @@ static int op_setxattr(struct req *r, struct inode *ino)
 		return -EINVAL;
 	if (r->srv->opt->readonly)
 		return -EROFS;
+	err = xattr_host_name(r->srv, name, hbuf, sizeof(hbuf), &host);
+	if (err)
+		return err;
 	proc_name(path, sizeof(path), inode__fd(ino));
-	return setxattr(path, name, r->arg, in->size, in->flags) ? -errno : 0;
+	return setxattr(path, host, r->arg, in->size, in->flags) ? -errno : 0;
 }
 
-static int xattr_reply(struct req *r, uint32_t size, ssize_t n)
+/*
+ * A value or list of n bytes for a guest that asked for size bytes: the
+ * size alone if it asked for 0, ERANGE if it does not fit the size it
+ * gave or the reply buffer it really has.
+ */
+static int xattr_reply(struct req *r, uint32_t size, size_t n)
 {
 	struct fuse_getxattr_out *o;
 
-	if (n < 0)
-		return -errno;
-	if (size) {
-		r->out_len = n;
+	if (!size) {
+		o = out_reserve(r, sizeof(*o));
+		if (!o)
+			return -EIO;
+		o->size = n;
 		return 0;
 	}
-	o = out_reserve(r, sizeof(*o));
-	if (!o)
-		return -EIO;
-	o->size = n;
+	if (n > size || n > r->out_max)
+		return -ERANGE;
+	r->out_len = n;
 	return 0;
 }
 
 static int op_getxattr(struct req *r, struct inode *ino)
 {
 	const struct fuse_getxattr_in *in = arg_take(r, sizeof(*in));
-	const char *name;
-	char path[64];
-	size_t size;
+	char path[64], hbuf[XATTR_NAME_MAX + 1];
+	const char *name, *host;
+	size_t room;
+	ssize_t n;
+	int err;
 
 	if (!r->srv->opt->xattr)
 		return -ENOSYS;
@@ -1091,32 +1157,58 @@ static int op_getxattr(struct req *r, struct inode *ino)
 	name = arg_string(r);
 	if (!name)
 		return -EINVAL;
-	size = in->size < r->out_max ? in->size : r->out_max;
+	err = xattr_host_name(r->srv, name, hbuf, sizeof(hbuf), &host);
+	if (err)
+		return err == -EPERM ? -ENODATA : err;
+	room = in->size < r->out_max ? in->size : r->out_max;
 	proc_name(path, sizeof(path), inode__fd(ino));
-	return xattr_reply(r, in->size,
-			   getxattr(path, name, size ? r->out : NULL, size));
+	/* a room of 0 would ask for the size: ask, then see if it fits */
+	n = getxattr(path, host, room ? r->out : NULL, room);
+	if (n < 0)
+		return -errno;
+	return xattr_reply(r, in->size, n);
 }
 
 static int op_listxattr(struct req *r, struct inode *ino)
 {
 	const struct fuse_getxattr_in *in = arg_take(r, sizeof(*in));
+	char *list = r->ctx->dirbuf, *out = (char *)r->out;
+	size_t room, len = 0, off;
 	char path[64];
-	size_t size;
+	ssize_t n;
 
 	if (!r->srv->opt->xattr)
 		return -ENOSYS;
 	if (!in)
 		return -EINVAL;
-	size = in->size < r->out_max ? in->size : r->out_max;
 	proc_name(path, sizeof(path), inode__fd(ino));
-	return xattr_reply(r, in->size,
-			   listxattr(path, size ? (char *)r->out : NULL, size));
+	/* the host's whole list (at most XATTR_LIST_MAX), then the guest's */
+	n = listxattr(path, list, r->ctx->dirbuf_cap);
+	if (n < 0)
+		return errno == ERANGE ? -E2BIG : -errno;
+	room = in->size < r->out_max ? in->size : r->out_max;
+	for (off = 0; off < (size_t)n;) {
+		const char *host = list + off;
+		size_t hlen = strnlen(host, n - off);
+		const char *guest = xattr_guest_name(r->srv, host);
+
+		off += hlen + 1;
+		if (!guest || off > (size_t)n)
+			continue;
+		hlen = strlen(guest) + 1;
+		if (in->size && len + hlen <= room)
+			memcpy(out + len, guest, hlen);
+		len += hlen;
+	}
+	return xattr_reply(r, in->size, len);
 }
 
 static int op_removexattr(struct req *r, struct inode *ino)
 {
 	const char *name = arg_string(r);
-	char path[64];
+	char path[64], hbuf[XATTR_NAME_MAX + 1];
+	const char *host;
+	int err;
 
 	if (!r->srv->opt->xattr)
 		return -ENOSYS;
@@ -1124,8 +1216,11 @@ static int op_removexattr(struct req *r, struct inode *ino)
 		return -EINVAL;
 	if (r->srv->opt->readonly)
 		return -EROFS;
+	err = xattr_host_name(r->srv, name, hbuf, sizeof(hbuf), &host);
+	if (err)
+		return err;
 	proc_name(path, sizeof(path), inode__fd(ino));
-	return removexattr(path, name) ? -errno : 0;
+	return removexattr(path, host) ? -errno : 0;
 }
 
 static int op_opendir(struct req *r, struct inode *ino)

@@ -1067,6 +1067,7 @@ static void t_xattr_reply_room(void)
 	memset(big, 'v', 116);
 	big[116] = 0;
 	CHECK(set_host_xattr("xr", "user.big", big) == 0);
+	CHECK(set_host_xattr("xr", "user.a_name_of_24_bytes", "v") == 0);
 	/* room for the header and 16 bytes, then for the header only */
 	req_out_max = sizeof(struct fuse_out_header) + 16;
 	r = req(FUSE_GETXATTR, f, &gx, sizeof(gx), S("user.big"), NULL);
