@@ -34,6 +34,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
 #include <linux/fuse.h>
 
 #include "fuse_server.h"
@@ -130,6 +131,51 @@ static void creds_restore(void)
 {
 	syscall(SYS_setfsuid, 0);
 	syscall(SYS_setfsgid, 0);
+}
+
+/*
+ * Killpriv: a write, truncate, fallocate or copy_file_range through the
+ * device clears setuid (and setgid with group execute) as the host kernel
+ * does for a writer without CAP_FSETID, whoever the guest's caller is: the
+ * daemon's root must not keep a host setuid file setuid while the guest
+ * changes its contents. Capabilities are per thread, so this drops
+ * CAP_FSETID from the calling thread's effective set only, as virtiofsd
+ * does, and raises it again afterwards (it stays permitted).
+ */
+static bool fsetid_drop(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d) ||
+	    !(d[0].effective & (1u << CAP_FSETID)))
+		return false;
+	d[0].effective &= ~(1u << CAP_FSETID);
+	return !syscall(SYS_capset, &h, d);
+}
+
+/*
+ * Only files with something to kill pay for the two capset calls. A
+ * chmod racing the write can keep a bit the guest could set again anyway.
+ */
+static bool fsetid_drop_for(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) || !(st.st_mode & (S_ISUID | S_ISGID)))
+		return false;
+	return fsetid_drop();
+}
+
+static void fsetid_restore(bool dropped)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (!dropped || syscall(SYS_capget, &h, d))
+		return;
+	d[0].effective |= 1u << CAP_FSETID;
+	syscall(SYS_capset, &h, d);
 }
 
 /* ---- open file table ---- */
@@ -489,20 +535,30 @@ static int setattr_size(struct fuse_server *s, struct inode *ino, int fd,
 {
 	int err = 0;
 
+	bool dropped;
+
 	if (size > (uint64_t)LLONG_MAX)
 		return -EFBIG;
-	if (fd >= 0)
-		return ftruncate(fd, size) ? -errno : 0;
-	if (S_ISDIR(inode__type(ino)))
-		return -EISDIR;
-	if (!S_ISREG(inode__type(ino)))
-		return -EINVAL;
-	fd = proc_open(s, ino, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return fd;
-	if (ftruncate(fd, size))
-		err = -errno;
-	close(fd);
+	if (fd < 0) {
+		if (S_ISDIR(inode__type(ino)))
+			return -EISDIR;
+		if (!S_ISREG(inode__type(ino)))
+			return -EINVAL;
+	}
+	dropped = fd >= 0 ? fsetid_drop_for(fd) : fsetid_drop();
+	if (fd >= 0) {
+		err = ftruncate(fd, size) ? -errno : 0;
+	} else {
+		fd = proc_open(s, ino, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0) {
+			err = fd;
+		} else {
+			if (ftruncate(fd, size))
+				err = -errno;
+			close(fd);
+		}
+	}
+	fsetid_restore(dropped);
 	return err;
 }
 
@@ -812,7 +868,13 @@ static int op_open(struct req *r, struct inode *ino)
 	flags = open_flags(r->srv, in->flags);
 	if (flags < 0)
 		return flags;
-	fd = proc_open(r->srv, ino, flags);
+	{
+		/* O_TRUNC truncates: killpriv as for SETATTR size */
+		bool dropped = (flags & O_TRUNC) && fsetid_drop();
+
+		fd = proc_open(r->srv, ino, flags);
+		fsetid_restore(dropped);
+	}
 	if (fd < 0)
 		return fd;
 	err = file_new(r->srv, fd, ino, false, &fh);
@@ -848,8 +910,14 @@ static int op_create(struct req *r, struct inode *dir)
 		return flags;
 	flags |= O_CREAT | O_NOFOLLOW | (in->flags & O_EXCL);
 	creds_set(r->ih);
-	fd = openat(inode__fd(dir), name, flags, in->mode);
-	err = fd < 0 ? -errno : 0;
+	{
+		/* an existing file may be truncated */
+		bool dropped = (flags & O_TRUNC) && fsetid_drop();
+
+		fd = openat(inode__fd(dir), name, flags, in->mode);
+		err = fd < 0 ? -errno : 0;
+		fsetid_restore(dropped);
+	}
 	creds_restore();
 	if (err)
 		return err;
@@ -969,10 +1037,17 @@ static int op_write(struct req *r)
 	fd = file_get(r->srv, in->fh, false);
 	if (fd < 0)
 		return fd;
-	n = pwrite(fd, r->arg, in->size, in->offset);
+	{
+		bool dropped = fsetid_drop_for(fd);
+
+		n = pwrite(fd, r->arg, in->size, in->offset);
+		if (n < 0)
+			n = -errno;
+		fsetid_restore(dropped);
+	}
 	file_put(r->srv, in->fh);
 	if (n < 0)
-		return -errno;
+		return n;
 	o->size = n;
 	return 0;
 }
@@ -1353,7 +1428,13 @@ static int op_fallocate(struct req *r)
 	fd = file_get(r->srv, in->fh, false);
 	if (fd < 0)
 		return fd;
-	err = fallocate(fd, in->mode, in->offset, in->length) ? -errno : 0;
+	{
+		bool dropped = fsetid_drop_for(fd);
+
+		err = fallocate(fd, in->mode, in->offset, in->length) ?
+			-errno : 0;
+		fsetid_restore(dropped);
+	}
 	file_put(r->srv, in->fh);
 	return err;
 }
@@ -1408,12 +1489,19 @@ static int op_copy_file_range(struct req *r)
 	}
 	off_in = in->off_in;
 	off_out = in->off_out;
-	n = copy_file_range(fd_in, &off_in, fd_out, &off_out, in->len,
-			    in->flags);
+	{
+		bool dropped = fsetid_drop_for(fd_out);
+
+		n = copy_file_range(fd_in, &off_in, fd_out, &off_out, in->len,
+				    in->flags);
+		if (n < 0)
+			n = -errno;
+		fsetid_restore(dropped);
+	}
 	file_put(r->srv, in->fh_in);
 	file_put(r->srv, in->fh_out);
 	if (n < 0)
-		return -errno;
+		return n;
 	o->size = n;
 	return 0;
 }

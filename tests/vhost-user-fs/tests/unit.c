@@ -1165,6 +1165,18 @@ static void t_killpriv(void)
 		CHECK(host_mode("suid") == 0777);
 		req(FUSE_RELEASE, f, &rel, sizeof(rel), NULL);
 	}
+	/* CAP_FSETID came back: the thread's effective set is whole again */
+	{
+		FILE *f = fopen("/proc/thread-self/status", "r");
+		unsigned long long eff = 0;
+		char line[256];
+
+		while (f && fgets(line, sizeof(line), f))
+			sscanf(line, "CapEff: %llx", &eff);
+		if (f)
+			fclose(f);
+		CHECK(eff & (1ULL << 4));
+	}
 	/* a plain chmod by the guest still sets the bits */
 	si.valid = FATTR_MODE;
 	si.mode = 04755;
