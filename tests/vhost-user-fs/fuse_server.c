@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -185,7 +186,12 @@ static int file_new(struct fuse_server *s, int fd, struct inode *ino,
 {
 	struct open_file *f;
 	uint32_t idx;
+	int err;
 
+	/* counted against --max-files before the handle is visible */
+	err = inode__open_get(&s->it, ino);
+	if (err)
+		return err;
 	pthread_mutex_lock(&s->fh_lock);
 	if (!s->free_file) {
 		uint32_t n = s->nfiles ? s->nfiles * 2 : 256, i;
@@ -193,6 +199,7 @@ static int file_new(struct fuse_server *s, int fd, struct inode *ino,
 
 		if (!v) {
 			pthread_mutex_unlock(&s->fh_lock);
+			inode__open_put(&s->it, ino);
 			return -ENOMEM;
 		}
 		for (i = n - 1; i >= (s->nfiles ? s->nfiles : 1); i--) {
@@ -213,7 +220,6 @@ static int file_new(struct fuse_server *s, int fd, struct inode *ino,
 	f->ino = ino;
 	*fh = ((uint64_t)f->gen << 32) | idx;
 	pthread_mutex_unlock(&s->fh_lock);
-	inode__open_get(&s->it, ino);
 	return 0;
 }
 
@@ -711,27 +717,31 @@ static int op_mkdir(struct req *r, struct inode *dir)
 	return make_node(r, dir, true, in->mode, 0);
 }
 
-/* name in dir is about to be removed or replaced. */
-static void pin_victim(struct fuse_server *s, int dirfd, const char *name)
+/* name in dir is about to be removed or replaced: 0 or -ENFILE. */
+static int pin_victim(struct fuse_server *s, int dirfd, const char *name)
 {
 	struct stat st;
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
-		return;
+		return 0;
 	if (S_ISDIR(st.st_mode) || st.st_nlink <= 1)
-		inode__pin_unlinked(&s->it, &st);
+		return inode__pin_unlinked(&s->it, &st);
+	return 0;
 }
 
 static int op_unlink(struct req *r, struct inode *dir, int flags)
 {
 	const char *name = arg_name(r);
 
+	int err;
+
 	if (!name)
 		return r->name_err;
-	if (!r->srv->opt->readonly)
-		pin_victim(r->srv, inode__fd(dir), name);
 	if (r->srv->opt->readonly)
 		return -EROFS;
+	err = pin_victim(r->srv, inode__fd(dir), name);
+	if (err)
+		return err;
 	return unlinkat(inode__fd(dir), name, flags) ? -errno : 0;
 }
 
@@ -756,8 +766,10 @@ static int do_rename(struct req *r, struct inode *dir, uint64_t newdir_id,
 	if (!newdir)
 		return -err;
 	if (!(flags & RENAME_EXCHANGE))
-		pin_victim(r->srv, inode__fd(newdir), newname);
-	if (flags) {
+		err = pin_victim(r->srv, inode__fd(newdir), newname);
+	if (err) {
+		/* nothing renamed */
+	} else if (flags) {
 		if (syscall(SYS_renameat2, inode__fd(dir), oldname,
 			    inode__fd(newdir), newname, flags))
 			err = -errno;
@@ -909,6 +921,9 @@ static int op_create(struct req *r, struct inode *dir)
 	if (flags < 0)
 		return flags;
 	flags |= O_CREAT | O_NOFOLLOW | (in->flags & O_EXCL);
+	/* do not make a file we could not open */
+	if (!inode__open_room(&s->it))
+		return -ENFILE;
 	creds_set(r->ih);
 	{
 		/* an existing file may be truncated */
@@ -965,6 +980,8 @@ static int op_tmpfile(struct req *r, struct inode *dir)
 	flags = open_flags(s, in->flags);
 	if (flags < 0)
 		return flags;
+	if (!inode__open_room(&s->it))
+		return -ENFILE;
 	creds_set(r->ih);
 	fd = openat(inode__fd(dir), ".", (flags & ~O_TRUNC) | O_TMPFILE,
 		    in->mode & 07777);
@@ -1786,6 +1803,30 @@ void fuse_server__reset(struct fuse_server *s)
 }
 
 /*
+ * Open files and pinned inodes, each up to two fds, on top of the fd cache
+ * and what the daemon needs for itself, must stay below the open-file
+ * limit: one guest must never push the daemon into EMFILE for everything.
+ */
+#define FD_RESERVE	256
+
+static unsigned long max_held(const struct options *opt)
+{
+	unsigned long lim = 1UL << 20, cap;
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY)
+		lim = rl.rlim_cur;
+	cap = lim > opt->fd_cache + FD_RESERVE + 32 ?
+		(lim - opt->fd_cache - FD_RESERVE) / 2 : 16;
+	if (opt->max_files && opt->max_files <= cap)
+		return opt->max_files;
+	if (opt->max_files)
+		fprintf(stderr, "vhost-user-fs: open-file limit %lu: --max-files %lu\n",
+			lim, cap);
+	return cap;
+}
+
+/*
  * The guest's root can make setuid files and (with --allow-devices)
  * device nodes in the share; only the share's mount flags keep the host
  * from honouring them.
@@ -1835,7 +1876,8 @@ struct fuse_server *fuse_server__new(const struct options *opt)
 		return NULL;
 	}
 	mount_warnings(s->root_rd_fd, opt->shared_dir);
-	err = inode__table_init(&s->it, root, opt->fd_cache);
+	err = inode__table_init(&s->it, root, opt->fd_cache,
+				max_held(opt));
 	if (err) {
 		fprintf(stderr, "vhost-user-fs: inode table: %s\n",
 			strerror(-err));

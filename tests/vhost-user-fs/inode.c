@@ -31,6 +31,7 @@ struct inode {
 	bool pinned;			/* fd may never be evicted */
 	bool in_lru;
 	bool hashed;			/* found by (dev, ino); false once stale */
+	bool held;			/* its pin counts in table->held */
 	int mount_fd;
 	struct file_handle *fh;
 	struct inode *hnext;
@@ -222,6 +223,8 @@ static int free_locked(struct inode_table *t, struct inode *ino)
 	t->free_head = slot;
 	if (fd >= 0)
 		t->nfds--;
+	if (ino->held)
+		t->held--;
 	t->count--;
 	free(ino->fh);
 	free(ino);
@@ -486,6 +489,19 @@ struct inode *inode__lookup_fd(struct inode_table *t, int fd,
 		}
 	} else {
 		ino = fresh;
+		if (ino->pinned && t->root) {
+			/* no handle: its fd stays open until FORGET */
+			if (t->held >= t->held_max) {
+				pthread_mutex_unlock(&t->lock);
+				free(ino->fh);
+				free(ino);
+				close(fd);
+				*err = ENFILE;
+				return NULL;
+			}
+			t->held++;
+			ino->held = true;
+		}
 		/* a failed grow only makes the chains longer */
 		if (t->count >= t->nbuckets)
 			hash_grow_locked(t);
@@ -530,17 +546,22 @@ bool inode__is(const struct inode *ino, const struct stat *st)
  * close, a removed working directory), so make sure it has an fd and keep
  * that fd until the inode is forgotten.
  */
-void inode__pin_unlinked(struct inode_table *t, const struct stat *st)
+int inode__pin_unlinked(struct inode_table *t, const struct stat *st)
 {
 	struct inode *ino;
-	int fd = -1, extra = -1;
+	int fd = -1, extra = -1, err = 0;
 
 	pthread_mutex_lock(&t->lock);
 	ino = hash_find_locked(t, st->st_dev, st->st_ino);
 	if (!ino || ino->pinned) {
 		pthread_mutex_unlock(&t->lock);
-		return;
+		return 0;
 	}
+	if (t->held >= t->held_max) {
+		pthread_mutex_unlock(&t->lock);
+		return -ENFILE;
+	}
+	t->held++;
 	ino->refs++;
 	ino->fd_users++;
 	if (ino->fd < 0) {
@@ -554,9 +575,13 @@ void inode__pin_unlinked(struct inode_table *t, const struct stat *st)
 			extra = fd;
 		}
 	}
-	if (ino->fd >= 0) {
+	if (ino->fd >= 0 && !ino->pinned) {
 		lru_del(t, ino);
 		ino->pinned = true;
+		ino->held = true;
+	} else {
+		/* no fd to pin, or pinned meanwhile by another remover */
+		t->held--;
 	}
 	ino->fd_users--;
 	ino->refs--;
@@ -569,6 +594,7 @@ void inode__pin_unlinked(struct inode_table *t, const struct stat *st)
 		close(extra);
 	if (fd >= 0)
 		close(fd);
+	return err;
 }
 
 void inode__forget(struct inode_table *t, uint64_t nodeid, uint64_t n)
@@ -588,12 +614,30 @@ void inode__forget(struct inode_table *t, uint64_t nodeid, uint64_t n)
 		close(fd);
 }
 
-void inode__open_get(struct inode_table *t, struct inode *ino)
+int inode__open_get(struct inode_table *t, struct inode *ino)
 {
+	int err = 0;
+
 	pthread_mutex_lock(&t->lock);
-	ino->refs++;
-	ino->opens++;
+	if (t->held >= t->held_max) {
+		err = -ENFILE;
+	} else {
+		t->held++;
+		ino->refs++;
+		ino->opens++;
+	}
 	pthread_mutex_unlock(&t->lock);
+	return err;
+}
+
+bool inode__open_room(struct inode_table *t)
+{
+	bool room;
+
+	pthread_mutex_lock(&t->lock);
+	room = t->held < t->held_max;
+	pthread_mutex_unlock(&t->lock);
+	return room;
 }
 
 void inode__open_put(struct inode_table *t, struct inode *ino)
@@ -601,6 +645,7 @@ void inode__open_put(struct inode_table *t, struct inode *ino)
 	int fd = -1;
 
 	pthread_mutex_lock(&t->lock);
+	t->held--;
 	ino->opens--;
 	ino->refs--;
 	if (dead(ino))
@@ -641,7 +686,8 @@ void inode__table_reset(struct inode_table *t)
 	pthread_mutex_unlock(&t->lock);
 }
 
-int inode__table_init(struct inode_table *t, int root_fd, unsigned long fd_max)
+int inode__table_init(struct inode_table *t, int root_fd, unsigned long fd_max,
+		      unsigned long held_max)
 {
 	struct inode *root;
 	struct stat st;
@@ -650,6 +696,7 @@ int inode__table_init(struct inode_table *t, int root_fd, unsigned long fd_max)
 	memset(t, 0, sizeof(*t));
 	pthread_mutex_init(&t->lock, NULL);
 	t->fd_max = fd_max;
+	t->held_max = held_max;
 	t->nbuckets = 1024;
 	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
 	if (!t->buckets)

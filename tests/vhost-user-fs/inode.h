@@ -27,13 +27,21 @@ struct inode_table {
 	struct inode *lru_head, *lru_tail;	/* inodes with an open fd */
 	unsigned long nfds;
 	unsigned long fd_max;
+	unsigned long held;		/* open files + pinned fds */
+	unsigned long held_max;		/* beyond it: ENFILE */
 	int proc_fd;			/* /proc/self/fd */
 	int nmounts;
 	struct { int id; int fd; } mounts[16];
 	struct inode *root;
 };
 
-int inode__table_init(struct inode_table *t, int root_fd, unsigned long fd_max);
+/*
+ * fd_max bounds the cache of O_PATH fds; held_max bounds the fds a guest
+ * can make the table hold outside it: open files (each keeps its inode's
+ * fd too) and the fds of unlinked or handle-less inodes.
+ */
+int inode__table_init(struct inode_table *t, int root_fd, unsigned long fd_max,
+		      unsigned long held_max);
 /* Drop every inode but the root; no request may be in flight. */
 void inode__table_reset(struct inode_table *t);
 
@@ -53,10 +61,18 @@ struct inode *inode__lookup_fd(struct inode_table *t, int fd,
 /* Is st (from an fstat of the inode's fd) the object the entry names? */
 bool inode__is(const struct inode *ino, const struct stat *st);
 void inode__forget(struct inode_table *t, uint64_t nodeid, uint64_t n);
-/* Before removing a name that may be an inode's last one. */
-void inode__pin_unlinked(struct inode_table *t, const struct stat *st);
-/* An open file keeps the inode and its fd (an unlinked file has no handle). */
-void inode__open_get(struct inode_table *t, struct inode *ino);
+/*
+ * Before removing a name that may be an inode's last one: 0, or -ENFILE
+ * if the inode would need a pinned fd beyond held_max.
+ */
+int inode__pin_unlinked(struct inode_table *t, const struct stat *st);
+/*
+ * An open file keeps the inode and its fd (an unlinked file has no
+ * handle): 0, or -ENFILE beyond held_max.
+ */
+int inode__open_get(struct inode_table *t, struct inode *ino);
+/* Is there room for one more open file? (a hint: open_get decides) */
+bool inode__open_room(struct inode_table *t);
 void inode__open_put(struct inode_table *t, struct inode *ino);
 
 void inode__counts(struct inode_table *t, unsigned long *inodes,

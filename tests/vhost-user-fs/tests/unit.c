@@ -1191,71 +1191,75 @@ static void opt_small_cap(struct options *o)
 }
 
 /*
- * 500 rounds of CREATE, RELEASE, UNLINK without FORGET: the pins stop
- * at the cap with ENFILE, the daemon's fds stay bounded, and other
- * requests keep working.
+ * 520 rounds of CREATE, RELEASE, UNLINK without FORGET: every unlink pins
+ * the victim's fd until FORGET. Pins and open files stop at the cap with
+ * ENFILE, the daemon's fds stay bounded, other requests keep working, and
+ * FORGET gives the room back.
  */
 static void t_pin_cap(void)
 {
 	struct fuse_create_in ci = { .flags = O_RDWR | O_CREAT | O_EXCL,
 		.mode = S_IFREG | 0600 };
 	static uint64_t nodes[520];
-	int i, before, enfile = 0, unlinked = 0, err;
+	int i, n = 0, before, enfile = 0, unlinked = 0, err;
+	struct fuse_getattr_in gi = { 0 };
+	uint64_t dir;
 	char name[32];
 
 	server_start_opts(false, 8, opt_small_cap);
-	sh("mkdir -p %s/pins", share);
+	sh("mkdir -p %s/pins && : > %s/pins/keep", share, share);
 	before = count_fds();
-	{
-		uint64_t dir = lookup(1, "pins", &err);
+	dir = lookup(1, "pins", &err);
+	CHECK(err == 0);
+	for (i = 0; i < 520; i++) {
+		struct fuse_release_in rel = { 0 };
+		struct reply r;
+		struct fuse_entry_out *e;
 
-		CHECK(err == 0);
-		for (i = 0; i < 520; i++) {
-			struct fuse_release_in rel = { 0 };
-			struct reply r;
-			struct fuse_entry_out *e;
-
-			snprintf(name, sizeof(name), "p%d", i);
-			r = req(FUSE_CREATE, dir, &ci, sizeof(ci), name,
-				strlen(name) + 1, NULL);
-			CHECK(r.error == 0);
-			e = r.data;
-			nodes[i] = e->nodeid;
-			rel.fh = ((struct fuse_open_out *)(e + 1))->fh;
-			CHECK(req(FUSE_RELEASE, nodes[i], &rel, sizeof(rel), NULL).error == 0);
-			r = req(FUSE_UNLINK, dir, name, strlen(name) + 1, NULL);
-			if (r.error == -ENFILE)
-				enfile++;
-			else if (r.error == 0)
-				unlinked++;
-			else
-				CHECK(0);
+		snprintf(name, sizeof(name), "p%d", i);
+		r = req(FUSE_CREATE, dir, &ci, sizeof(ci), name,
+			strlen(name) + 1, NULL);
+		if (r.error == -ENFILE) {
+			enfile++;
+			continue;
 		}
-		printf("     %d unlinked, %d ENFILE, %d fds more than before\n",
-		       unlinked, enfile, count_fds() - before);
-		CHECK(count_fds() - before <= 32 + 8 + 4);
-		CHECK(enfile > 0 && unlinked >= 16);
-		/* open files count too */
-		{
-			uint64_t fh = open_fh(nodes[519], O_RDONLY);
-
-			CHECK(!fh);
-		}
-		/* lookups still work */
-		lookup(dir, "p519", &err);
-		CHECK(err == 0);
-		forget(nodes[519], 1);
-		for (i = 0; i < 520; i++)
-			forget(nodes[i], 1);
-		/* once forgotten, the rest can go */
-		for (i = 0; i < 520; i++) {
-			snprintf(name, sizeof(name), "p%d", i);
-			if (req(FUSE_UNLINK, dir, name, strlen(name) + 1, NULL).error == -ENFILE)
-				CHECK(0);
-		}
-		CHECK(count_fds() - before <= 8 + 4);
+		CHECK(r.error == 0);
+		e = r.data;
+		nodes[n++] = e->nodeid;
+		rel.fh = ((struct fuse_open_out *)(e + 1))->fh;
+		CHECK(req(FUSE_RELEASE, e->nodeid, &rel, sizeof(rel), NULL).error == 0);
+		r = req(FUSE_UNLINK, dir, name, strlen(name) + 1, NULL);
+		if (r.error == -ENFILE)
+			enfile++;
+		else if (r.error == 0)
+			unlinked++;
+		else
+			CHECK(0);
 	}
-	sh("rmdir %s/pins", share);
+	printf("     %d unlinked, %d ENFILE, %d fds more than before\n",
+	       unlinked, enfile, count_fds() - before);
+	CHECK(count_fds() - before <= 32 + 8 + 4);
+	CHECK(enfile > 0 && unlinked == 32);
+	/* no room for an open file either, but lookups and stats work */
+	{
+		uint64_t k = lookup(dir, "keep", &err);
+
+		CHECK(err == 0);
+		CHECK(open_fh(k, O_RDONLY) == 0);
+		CHECK(req(FUSE_GETATTR, k, &gi, sizeof(gi), NULL).error == 0);
+		forget(k, 1);
+	}
+	/* forgetting the unlinked inodes gives the room back */
+	for (i = 0; i < n; i++)
+		forget(nodes[i], 1);
+	CHECK(count_fds() - before <= 8 + 4);
+	{
+		struct reply r = req(FUSE_CREATE, dir, &ci, sizeof(ci),
+				     S("again"), NULL);
+
+		CHECK(r.error == 0);
+	}
+	sh("rm -rf %s/pins", share);
 	server_start(false, 64);
 }
 
