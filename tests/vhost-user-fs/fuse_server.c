@@ -1892,6 +1892,9 @@ void fuse_server__free(struct fuse_server *s)
 	if (!s)
 		return;
 	fuse_server__reset(s);
+	inode__table_destroy(&s->it);
+	close(s->root_rd_fd);
+	close(s->proc_fd);
 	free(s->files);
 	free(s);
 }

@@ -359,10 +359,17 @@ static int mount_fd_for(struct inode_table *t, int mount_id, int fd,
 			return t->mounts[i].fd;
 		}
 	}
-	if (t->nmounts == (int)(sizeof(t->mounts) / sizeof(t->mounts[0]))) {
-		pthread_mutex_unlock(&t->lock);
-		close(mfd);
-		return -1;
+	if (t->nmounts == t->mounts_cap) {
+		int n = t->mounts_cap ? t->mounts_cap * 2 : 16;
+		struct inode_mount *m = realloc(t->mounts, n * sizeof(*m));
+
+		if (!m) {
+			pthread_mutex_unlock(&t->lock);
+			close(mfd);
+			return -1;
+		}
+		t->mounts = m;
+		t->mounts_cap = n;
 	}
 	t->mounts[t->nmounts].id = mount_id;
 	t->mounts[t->nmounts].fd = mfd;
@@ -684,6 +691,31 @@ void inode__table_reset(struct inode_table *t)
 			close(fd);
 	}
 	pthread_mutex_unlock(&t->lock);
+}
+
+void inode__table_destroy(struct inode_table *t)
+{
+	int i;
+
+	inode__table_reset(t);
+	if (t->root) {
+		t->root->nlookup = 0;
+		pthread_mutex_lock(&t->lock);
+		i = free_locked(t, t->root);
+		pthread_mutex_unlock(&t->lock);
+		if (i >= 0)
+			close(i);
+		t->root = NULL;
+	}
+	for (i = 0; i < t->nmounts; i++)
+		close(t->mounts[i].fd);
+	free(t->mounts);
+	free(t->slots);
+	free(t->gens);
+	free(t->buckets);
+	if (t->proc_fd >= 0)
+		close(t->proc_fd);
+	pthread_mutex_destroy(&t->lock);
 }
 
 int inode__table_init(struct inode_table *t, int root_fd, unsigned long fd_max,

@@ -30,8 +30,14 @@ struct inode_table {
 	unsigned long held;		/* open files + pinned fds */
 	unsigned long held_max;		/* beyond it: ENFILE */
 	int proc_fd;			/* /proc/self/fd */
-	int nmounts;
-	struct { int id; int fd; } mounts[16];
+	/*
+	 * One fd per mount seen in the share, for open_by_handle_at(). Keyed
+	 * by mount id, which the kernel reuses only once a mount is freed:
+	 * the entry's fd keeps its mount (even a lazily unmounted one), so
+	 * its id cannot come to name another mount while the entry exists.
+	 */
+	int nmounts, mounts_cap;
+	struct inode_mount { int id; int fd; } *mounts;
 	struct inode *root;
 };
 
@@ -42,6 +48,8 @@ struct inode_table {
  */
 int inode__table_init(struct inode_table *t, int root_fd, unsigned long fd_max,
 		      unsigned long held_max);
+/* Close and free everything; no request may be in flight. */
+void inode__table_destroy(struct inode_table *t);
 /* Drop every inode but the root; no request may be in flight. */
 void inode__table_reset(struct inode_table *t);
 
