@@ -704,7 +704,7 @@ static int op_mknod(struct req *r, struct inode *dir)
 	/* a device node in the share is a way into the host's devices */
 	if ((S_ISBLK(in->mode) || S_ISCHR(in->mode)) &&
 	    !r->srv->opt->allow_devices)
-		return -EPERM;
+		return r->srv->opt->readonly ? -EROFS : -EPERM;
 	return make_node(r, dir, false, in->mode, in->rdev);
 }
 

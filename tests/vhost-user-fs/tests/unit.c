@@ -762,6 +762,13 @@ static void t_fuse_readonly(void)
 
 	server_start(true, 64);
 	CHECK(req(FUSE_MKDIR, 1, &mi, sizeof(mi), S("ro"), NULL).error == -EROFS);
+	{
+		/* a read-only share says so first, also to device nodes */
+		struct fuse_mknod_in mk = { .mode = S_IFCHR | 0666,
+			.rdev = makedev(1, 3) };
+
+		CHECK(req(FUSE_MKNOD, 1, &mk, sizeof(mk), S("null"), NULL).error == -EROFS);
+	}
 	f = lookup(1, "file1", &err);
 	CHECK(err == 0);
 	CHECK(req(FUSE_OPEN, f, &oi, sizeof(oi), NULL).error == -EROFS);
