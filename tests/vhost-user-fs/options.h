@@ -11,6 +11,7 @@ struct options {
 	const char *shared_dir;
 	const char *tag;
 	const char *stats_file;
+	const char *xattr_prefix;	/* guest xattr names live under it */
 	bool readonly;
 	bool writeback;
 	bool xattr;
@@ -18,6 +19,7 @@ struct options {
 	bool persistent;
 	bool debug;
 	bool faults;
+	bool allow_devices;		/* MKNOD of block and char devices */
 	enum cache_mode cache;
 	unsigned int request_queues;
 	unsigned int sync_queues;
@@ -26,6 +28,7 @@ struct options {
 	unsigned int queue_size;
 	unsigned int fd_cache;
 	unsigned int sync_late;
+	unsigned int max_files;		/* open + pinned files, 0 = from rlimit */
 };
 
 #endif
