@@ -259,19 +259,19 @@ counters_agree() {
 # path is MODE (check-path), share1's all interrupt-driven; the driver's
 # counters of each agree with its own device's. In QEMU driver-stats also
 # holds the host tree's (tag hostroot).
-# two_devices NAME MODE SYNC RUNNER-ARGS...
+# two_devices NAME MODE SYNC FILES RUNNER-ARGS...
 two_devices() {
-	local name=$1 mode=$2 sync=$3 a b res rc=0
-	shift 3
+	local name=$1 mode=$2 sync=$3 n=$4 a b res rc=0
+	shift 4
 	res=$logs/$name.results
 	a=$(mktemp -d "${TMPDIR:-/tmp}/vfs-check.XXXXXX")
 	b=$(mktemp -d "${TMPDIR:-/tmp}/vfs-check.XXXXXX")
 	yes stale | head -c 1000 >"$b/stale"
 	"$repo/tests/vm/run" --results "$res" "$@" --share "$a" --share "$b" --dev-opts --sync-queues=0 \
-		--no-mount -- "$repo/tests/vm/scenarios/two-devices" io "$sync" 0 self-mount || rc=1
+		--no-mount -- "$repo/tests/vm/scenarios/two-devices" io "$sync" 0 "$n" self-mount || rc=1
 	echo "# host-side files"
-	shares_files "$a" share 24 || rc=1
-	shares_files "$b" share1 24 || rc=1
+	shares_files "$a" share $((n - n / 4)) || rc=1
+	shares_files "$b" share1 $((n - n / 4)) || rc=1
 	echo "# each share's counters"
 	[ -s "$res/driver-stats.share1" ] || { echo "FAIL: no driver-stats.share1"; rc=1; }
 	! grep -v '^share1 ' "$res/driver-stats.share1" || { echo "FAIL: other tags in driver-stats.share1"; rc=1; }
@@ -285,8 +285,8 @@ two_devices() {
 	rm -rf "$a" "$b"
 	return $rc
 }
-t uml:two-devices two_devices uml:two-devices sync 1 --driver ours --sync on
-t qemu-6.12:two-devices two_devices qemu-6.12:two-devices async 0 --substrate qemu --kernel 6.12 \
+t uml:two-devices two_devices uml:two-devices sync 1 32 --driver ours --sync on
+t qemu-6.12:two-devices two_devices qemu-6.12:two-devices async 0 8 --substrate qemu --kernel 6.12 \
 	--cpus 2 --driver ours
 
 # two_devices_unbind NAME VICTIM SURVIVOR RUNNER-ARGS...: share (sync
