@@ -289,22 +289,22 @@ t uml:two-devices two_devices uml:two-devices sync 1 32 --driver ours --sync on
 t qemu-6.12:two-devices two_devices qemu-6.12:two-devices async 0 8 --substrate qemu --kernel 6.12 \
 	--cpus 2 --driver ours
 
-# Each share its own driver: share by ours, share1 by in-tree virtiofs
-# (tests/vm/run binds both to virtiofs and hands ours its share through
-# sysfs). Not the sync path: UML's virtio transport gives the second driver
-# of a device the features the first negotiated, without VIRTIO_FS_F_SYNC.
+# Each share its own driver: share by ours with sync queues, share1 by
+# in-tree virtiofs (both bind to virtiofs at boot; guest-init hands ours its
+# share through sysfs, with a fresh probe of UML's transport).
 two_drivers() {
 	local res=$logs/uml:two-drivers.results a b rc=0
 	a=$(mktemp -d "${TMPDIR:-/tmp}/vfs-check.XXXXXX")
 	b=$(mktemp -d "${TMPDIR:-/tmp}/vfs-check.XXXXXX")
 	"$repo/tests/vm/run" --results "$res" --share "$a" --driver ours --share "$b" --driver intree -- \
-		"$repo/tests/vm/scenarios/two-devices" io - intree 8 || rc=1
+		"$repo/tests/vm/scenarios/two-devices" io 1 intree 8 || rc=1
 	echo "# host-side files"
 	shares_files "$a" share 6 || rc=1
 	shares_files "$b" share1 6 || rc=1
 	echo "# ours drove share only"
 	[ -e "$res/driver-stats.share1" ] && { echo "FAIL: driver-stats.share1 (in-tree virtiofs has none)"; rc=1; }
 	! grep -v '^share ' "$res/driver-stats" || { echo "FAIL: other tags in driver-stats"; rc=1; }
+	"$repo/tests/vm/check-path" sync "$res" || rc=1
 	counters_agree "$res" share || rc=1
 	[ "$(counter_sum "$res/dev-stats.share1" . requests)" -gt 0 ] || { echo "FAIL: share1's device saw nothing"; rc=1; }
 	rm -rf "$a" "$b"
