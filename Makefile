@@ -94,8 +94,10 @@ endif
 module: prepare
 	$(LOCKED) $(MAKE) $(KBUILD_ARGS) modules
 
+# VFSYNC_DEBUG reaches Kbuild as a variable: ccflags-y on the command line
+# would replace every ccflags-y of the Kbuild.
 module-debug: prepare
-	$(LOCKED) $(MAKE) $(KBUILD_ARGS) ccflags-y+=-DDEBUG modules
+	$(LOCKED) $(MAKE) $(KBUILD_ARGS) VFSYNC_DEBUG=y modules
 
 print-ko:
 	@echo $(BUILD_DIR)/virtio_fs_sync.ko

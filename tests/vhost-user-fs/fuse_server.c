@@ -24,9 +24,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -34,6 +36,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
 #include <linux/fuse.h>
 
 #include "fuse_server.h"
@@ -132,6 +135,51 @@ static void creds_restore(void)
 	syscall(SYS_setfsgid, 0);
 }
 
+/*
+ * Killpriv: a write, truncate, fallocate or copy_file_range through the
+ * device clears setuid (and setgid with group execute) as the host kernel
+ * does for a writer without CAP_FSETID, whoever the guest's caller is: the
+ * daemon's root must not keep a host setuid file setuid while the guest
+ * changes its contents. Capabilities are per thread, so this drops
+ * CAP_FSETID from the calling thread's effective set only, as virtiofsd
+ * does, and raises it again afterwards (it stays permitted).
+ */
+static bool fsetid_drop(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d) ||
+	    !(d[0].effective & (1u << CAP_FSETID)))
+		return false;
+	d[0].effective &= ~(1u << CAP_FSETID);
+	return !syscall(SYS_capset, &h, d);
+}
+
+/*
+ * Only files with something to kill pay for the two capset calls. A
+ * chmod racing the write can keep a bit the guest could set again anyway.
+ */
+static bool fsetid_drop_for(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) || !(st.st_mode & (S_ISUID | S_ISGID)))
+		return false;
+	return fsetid_drop();
+}
+
+static void fsetid_restore(bool dropped)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (!dropped || syscall(SYS_capget, &h, d))
+		return;
+	d[0].effective |= 1u << CAP_FSETID;
+	syscall(SYS_capset, &h, d);
+}
+
 /* ---- open file table ---- */
 
 static int file_new(struct fuse_server *s, int fd, struct inode *ino,
@@ -139,7 +187,12 @@ static int file_new(struct fuse_server *s, int fd, struct inode *ino,
 {
 	struct open_file *f;
 	uint32_t idx;
+	int err;
 
+	/* counted against --max-files before the handle is visible */
+	err = inode__open_get(&s->it, ino);
+	if (err)
+		return err;
 	pthread_mutex_lock(&s->fh_lock);
 	if (!s->free_file) {
 		uint32_t n = s->nfiles ? s->nfiles * 2 : 256, i;
@@ -147,6 +200,7 @@ static int file_new(struct fuse_server *s, int fd, struct inode *ino,
 
 		if (!v) {
 			pthread_mutex_unlock(&s->fh_lock);
+			inode__open_put(&s->it, ino);
 			return -ENOMEM;
 		}
 		for (i = n - 1; i >= (s->nfiles ? s->nfiles : 1); i--) {
@@ -167,7 +221,6 @@ static int file_new(struct fuse_server *s, int fd, struct inode *ino,
 	f->ino = ino;
 	*fh = ((uint64_t)f->gen << 32) | idx;
 	pthread_mutex_unlock(&s->fh_lock);
-	inode__open_get(&s->it, ino);
 	return 0;
 }
 
@@ -325,6 +378,28 @@ static void proc_name(const struct fuse_server *s, char *buf, size_t len,
 		 fd);
 }
 
+/*
+ * Opens an inode's object for I/O through /proc/self/fd. The fd's object
+ * is checked first, whatever the table believes: only the regular file or
+ * directory the entry names is ever opened, never a device, FIFO or socket.
+ */
+static int proc_open(struct fuse_server *s, struct inode *ino, int flags)
+{
+	struct stat st;
+	char path[32];
+	int fd;
+
+	if (fstat(inode__fd(ino), &st))
+		return -errno;
+	if (!inode__is(ino, &st))
+		return -ESTALE;
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return -ENXIO;
+	snprintf(path, sizeof(path), "%d", inode__fd(ino));
+	fd = openat(s->proc_fd, path, flags);
+	return fd < 0 ? -errno : fd;
+}
+
 /* ---- attributes and entries ---- */
 
 static void fill_attr(struct fuse_attr *a, const struct stat *st)
@@ -471,24 +546,32 @@ static int op_getattr(struct req *r, struct inode *ino)
 static int setattr_size(struct fuse_server *s, struct inode *ino, int fd,
 			uint64_t size)
 {
-	char path[64];
 	int err = 0;
+
+	bool dropped;
 
 	if (size > (uint64_t)LLONG_MAX)
 		return -EFBIG;
-	if (fd >= 0)
-		return ftruncate(fd, size) ? -errno : 0;
-	if (S_ISDIR(inode__type(ino)))
-		return -EISDIR;
-	if (!S_ISREG(inode__type(ino)))
-		return -EINVAL;
-	snprintf(path, sizeof(path), "%d", inode__fd(ino));
-	fd = openat(s->proc_fd, path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, size))
-		err = -errno;
-	close(fd);
+	if (fd < 0) {
+		if (S_ISDIR(inode__type(ino)))
+			return -EISDIR;
+		if (!S_ISREG(inode__type(ino)))
+			return -EINVAL;
+	}
+	dropped = fd >= 0 ? fsetid_drop_for(fd) : fsetid_drop();
+	if (fd >= 0) {
+		err = ftruncate(fd, size) ? -errno : 0;
+	} else {
+		fd = proc_open(s, ino, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0) {
+			err = fd;
+		} else {
+			if (ftruncate(fd, size))
+				err = -errno;
+			close(fd);
+		}
+	}
+	fsetid_restore(dropped);
 	return err;
 }
 
@@ -625,6 +708,10 @@ static int op_mknod(struct req *r, struct inode *dir)
 
 	if (!in)
 		return -EINVAL;
+	/* a device node in the share is a way into the host's devices */
+	if ((S_ISBLK(in->mode) || S_ISCHR(in->mode)) &&
+	    !r->srv->opt->allow_devices)
+		return r->srv->opt->readonly ? -EROFS : -EPERM;
 	return make_node(r, dir, false, in->mode, in->rdev);
 }
 
@@ -637,27 +724,31 @@ static int op_mkdir(struct req *r, struct inode *dir)
 	return make_node(r, dir, true, in->mode, 0);
 }
 
-/* name in dir is about to be removed or replaced. */
-static void pin_victim(struct fuse_server *s, int dirfd, const char *name)
+/* name in dir is about to be removed or replaced: 0 or -ENFILE. */
+static int pin_victim(struct fuse_server *s, int dirfd, const char *name)
 {
 	struct stat st;
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
-		return;
+		return 0;
 	if (S_ISDIR(st.st_mode) || st.st_nlink <= 1)
-		inode__pin_unlinked(&s->it, &st);
+		return inode__pin_unlinked(&s->it, &st);
+	return 0;
 }
 
 static int op_unlink(struct req *r, struct inode *dir, int flags)
 {
 	const char *name = arg_name(r);
 
+	int err;
+
 	if (!name)
 		return r->name_err;
-	if (!r->srv->opt->readonly)
-		pin_victim(r->srv, inode__fd(dir), name);
 	if (r->srv->opt->readonly)
 		return -EROFS;
+	err = pin_victim(r->srv, inode__fd(dir), name);
+	if (err)
+		return err;
 	return unlinkat(inode__fd(dir), name, flags) ? -errno : 0;
 }
 
@@ -682,8 +773,10 @@ static int do_rename(struct req *r, struct inode *dir, uint64_t newdir_id,
 	if (!newdir)
 		return -err;
 	if (!(flags & RENAME_EXCHANGE))
-		pin_victim(r->srv, inode__fd(newdir), newname);
-	if (flags) {
+		err = pin_victim(r->srv, inode__fd(newdir), newname);
+	if (err) {
+		/* nothing renamed */
+	} else if (flags) {
 		if (syscall(SYS_renameat2, inode__fd(dir), oldname,
 			    inode__fd(newdir), newname, flags))
 			err = -errno;
@@ -774,7 +867,6 @@ static int op_open(struct req *r, struct inode *ino)
 {
 	const struct fuse_open_in *in = arg_take(r, sizeof(*in));
 	struct fuse_open_out *o = out_reserve(r, sizeof(*o));
-	char path[32];
 	uint64_t fh;
 	int flags, fd, err;
 
@@ -795,10 +887,15 @@ static int op_open(struct req *r, struct inode *ino)
 	flags = open_flags(r->srv, in->flags);
 	if (flags < 0)
 		return flags;
-	snprintf(path, sizeof(path), "%d", inode__fd(ino));
-	fd = openat(r->srv->proc_fd, path, flags);
+	{
+		/* O_TRUNC truncates: killpriv as for SETATTR size */
+		bool dropped = (flags & O_TRUNC) && fsetid_drop();
+
+		fd = proc_open(r->srv, ino, flags);
+		fsetid_restore(dropped);
+	}
 	if (fd < 0)
-		return -errno;
+		return fd;
 	err = file_new(r->srv, fd, ino, false, &fh);
 	if (err) {
 		close(fd);
@@ -831,9 +928,18 @@ static int op_create(struct req *r, struct inode *dir)
 	if (flags < 0)
 		return flags;
 	flags |= O_CREAT | O_NOFOLLOW | (in->flags & O_EXCL);
+	/* do not make a file we could not open */
+	if (!inode__open_room(&s->it))
+		return -ENFILE;
 	creds_set(r->ih);
-	fd = openat(inode__fd(dir), name, flags, in->mode);
-	err = fd < 0 ? -errno : 0;
+	{
+		/* an existing file may be truncated */
+		bool dropped = (flags & O_TRUNC) && fsetid_drop();
+
+		fd = openat(inode__fd(dir), name, flags, in->mode);
+		err = fd < 0 ? -errno : 0;
+		fsetid_restore(dropped);
+	}
 	creds_restore();
 	if (err)
 		return err;
@@ -881,6 +987,8 @@ static int op_tmpfile(struct req *r, struct inode *dir)
 	flags = open_flags(s, in->flags);
 	if (flags < 0)
 		return flags;
+	if (!inode__open_room(&s->it))
+		return -ENFILE;
 	creds_set(r->ih);
 	fd = openat(inode__fd(dir), ".", (flags & ~O_TRUNC) | O_TMPFILE,
 		    in->mode & 07777);
@@ -953,10 +1061,17 @@ static int op_write(struct req *r)
 	fd = file_get(r->srv, in->fh, false);
 	if (fd < 0)
 		return fd;
-	n = pwrite(fd, r->arg, in->size, in->offset);
+	{
+		bool dropped = fsetid_drop_for(fd);
+
+		n = pwrite(fd, r->arg, in->size, in->offset);
+		if (n < 0)
+			n = -errno;
+		fsetid_restore(dropped);
+	}
 	file_put(r->srv, in->fh);
 	if (n < 0)
-		return -errno;
+		return n;
 	o->size = n;
 	return 0;
 }
@@ -1026,11 +1141,66 @@ static int op_flush(struct req *r)
 	return err;
 }
 
+/*
+ * Extended attributes. By default only user.* and the POSIX ACLs pass:
+ * trusted.*, security.* (file capabilities, LSM labels) and the rest are
+ * names the host kernel would act on. A refused name cannot be set or
+ * removed (EPERM), reads as absent (ENODATA) and is left out of lists, as
+ * virtiofsd's "bad" xattrmap rules do. With --xattr-prefix=P every guest
+ * name N is stored as P N on the host (P starts with "user.", so the host
+ * honours none of them) and host names outside P are invisible.
+ */
+static bool xattr_allowed(const char *name)
+{
+	return !strncmp(name, "user.", 5) ||
+		!strcmp(name, "system.posix_acl_access") ||
+		!strcmp(name, "system.posix_acl_default");
+}
+
+/* The host's name for a guest's, in buf; -EPERM for a refused name. */
+static int xattr_host_name(const struct fuse_server *s, const char *name,
+			   char *buf, size_t len, const char **host)
+{
+	const char *p = s->opt->xattr_prefix;
+	size_t plen, nlen;
+
+	if (!p) {
+		if (!xattr_allowed(name))
+			return -EPERM;
+		*host = name;
+		return 0;
+	}
+	plen = strlen(p);
+	nlen = strlen(name);
+	if (plen + nlen > XATTR_NAME_MAX || plen + nlen >= len)
+		return -ERANGE;
+	memcpy(buf, p, plen);
+	memcpy(buf + plen, name, nlen + 1);
+	*host = buf;
+	return 0;
+}
+
+/* The guest's name for a host's, or NULL if the guest does not see it. */
+static const char *xattr_guest_name(const struct fuse_server *s,
+				    const char *name)
+{
+	const char *p = s->opt->xattr_prefix;
+	size_t plen;
+
+	if (!p)
+		return xattr_allowed(name) ? name : NULL;
+	plen = strlen(p);
+	if (strncmp(name, p, plen) || !name[plen])
+		return NULL;
+	return name + plen;
+}
+
 static int op_setxattr(struct req *r, struct inode *ino)
 {
 	const struct fuse_setxattr_in *in = arg_take(r, FUSE_COMPAT_SETXATTR_IN_SIZE);
-	const char *name;
-	char path[64];
+	char path[64], hbuf[XATTR_NAME_MAX + 1];
+	const char *name, *host;
+	int err;
 
 	if (!r->srv->opt->xattr)
 		return -ENOSYS;
@@ -1041,33 +1211,43 @@ static int op_setxattr(struct req *r, struct inode *ino)
 		return -EINVAL;
 	if (r->srv->opt->readonly)
 		return -EROFS;
+	err = xattr_host_name(r->srv, name, hbuf, sizeof(hbuf), &host);
+	if (err)
+		return err;
 	proc_name(r->srv, path, sizeof(path), inode__fd(ino));
-	return setxattr(path, name, r->arg, in->size, in->flags) ? -errno : 0;
+	return setxattr(path, host, r->arg, in->size, in->flags) ? -errno : 0;
 }
 
-static int xattr_reply(struct req *r, uint32_t size, ssize_t n)
+/*
+ * A value or list of n bytes for a guest that asked for size bytes: the
+ * size alone if it asked for 0, ERANGE if it does not fit the size it
+ * gave or the reply buffer it really has.
+ */
+static int xattr_reply(struct req *r, uint32_t size, size_t n)
 {
 	struct fuse_getxattr_out *o;
 
-	if (n < 0)
-		return -errno;
-	if (size) {
-		r->out_len = n;
+	if (!size) {
+		o = out_reserve(r, sizeof(*o));
+		if (!o)
+			return -EIO;
+		o->size = n;
 		return 0;
 	}
-	o = out_reserve(r, sizeof(*o));
-	if (!o)
-		return -EIO;
-	o->size = n;
+	if (n > size || n > r->out_max)
+		return -ERANGE;
+	r->out_len = n;
 	return 0;
 }
 
 static int op_getxattr(struct req *r, struct inode *ino)
 {
 	const struct fuse_getxattr_in *in = arg_take(r, sizeof(*in));
-	const char *name;
-	char path[64];
-	size_t size;
+	char path[64], hbuf[XATTR_NAME_MAX + 1];
+	const char *name, *host;
+	size_t room;
+	ssize_t n;
+	int err;
 
 	if (!r->srv->opt->xattr)
 		return -ENOSYS;
@@ -1076,32 +1256,58 @@ static int op_getxattr(struct req *r, struct inode *ino)
 	name = arg_string(r);
 	if (!name)
 		return -EINVAL;
-	size = in->size < r->out_max ? in->size : r->out_max;
+	err = xattr_host_name(r->srv, name, hbuf, sizeof(hbuf), &host);
+	if (err)
+		return err == -EPERM ? -ENODATA : err;
+	room = in->size < r->out_max ? in->size : r->out_max;
 	proc_name(r->srv, path, sizeof(path), inode__fd(ino));
-	return xattr_reply(r, in->size,
-			   getxattr(path, name, size ? r->out : NULL, size));
+	/* a room of 0 would ask for the size: ask, then see if it fits */
+	n = getxattr(path, host, room ? r->out : NULL, room);
+	if (n < 0)
+		return -errno;
+	return xattr_reply(r, in->size, n);
 }
 
 static int op_listxattr(struct req *r, struct inode *ino)
 {
 	const struct fuse_getxattr_in *in = arg_take(r, sizeof(*in));
+	char *list = r->ctx->dirbuf, *out = (char *)r->out;
+	size_t room, len = 0, off;
 	char path[64];
-	size_t size;
+	ssize_t n;
 
 	if (!r->srv->opt->xattr)
 		return -ENOSYS;
 	if (!in)
 		return -EINVAL;
-	size = in->size < r->out_max ? in->size : r->out_max;
 	proc_name(r->srv, path, sizeof(path), inode__fd(ino));
-	return xattr_reply(r, in->size,
-			   listxattr(path, size ? (char *)r->out : NULL, size));
+	/* the host's whole list (at most XATTR_LIST_MAX), then the guest's */
+	n = listxattr(path, list, r->ctx->dirbuf_cap);
+	if (n < 0)
+		return errno == ERANGE ? -E2BIG : -errno;
+	room = in->size < r->out_max ? in->size : r->out_max;
+	for (off = 0; off < (size_t)n;) {
+		const char *host = list + off;
+		size_t hlen = strnlen(host, n - off);
+		const char *guest = xattr_guest_name(r->srv, host);
+
+		off += hlen + 1;
+		if (!guest || off > (size_t)n)
+			continue;
+		hlen = strlen(guest) + 1;
+		if (in->size && len + hlen <= room)
+			memcpy(out + len, guest, hlen);
+		len += hlen;
+	}
+	return xattr_reply(r, in->size, len);
 }
 
 static int op_removexattr(struct req *r, struct inode *ino)
 {
 	const char *name = arg_string(r);
-	char path[64];
+	char path[64], hbuf[XATTR_NAME_MAX + 1];
+	const char *host;
+	int err;
 
 	if (!r->srv->opt->xattr)
 		return -ENOSYS;
@@ -1109,8 +1315,11 @@ static int op_removexattr(struct req *r, struct inode *ino)
 		return -EINVAL;
 	if (r->srv->opt->readonly)
 		return -EROFS;
+	err = xattr_host_name(r->srv, name, hbuf, sizeof(hbuf), &host);
+	if (err)
+		return err;
 	proc_name(r->srv, path, sizeof(path), inode__fd(ino));
-	return removexattr(path, name) ? -errno : 0;
+	return removexattr(path, host) ? -errno : 0;
 }
 
 static int op_opendir(struct req *r, struct inode *ino)
@@ -1243,7 +1452,13 @@ static int op_fallocate(struct req *r)
 	fd = file_get(r->srv, in->fh, false);
 	if (fd < 0)
 		return fd;
-	err = fallocate(fd, in->mode, in->offset, in->length) ? -errno : 0;
+	{
+		bool dropped = fsetid_drop_for(fd);
+
+		err = fallocate(fd, in->mode, in->offset, in->length) ?
+			-errno : 0;
+		fsetid_restore(dropped);
+	}
 	file_put(r->srv, in->fh);
 	return err;
 }
@@ -1298,12 +1513,19 @@ static int op_copy_file_range(struct req *r)
 	}
 	off_in = in->off_in;
 	off_out = in->off_out;
-	n = copy_file_range(fd_in, &off_in, fd_out, &off_out, in->len,
-			    in->flags);
+	{
+		bool dropped = fsetid_drop_for(fd_out);
+
+		n = copy_file_range(fd_in, &off_in, fd_out, &off_out, in->len,
+				    in->flags);
+		if (n < 0)
+			n = -errno;
+		fsetid_restore(dropped);
+	}
 	file_put(r->srv, in->fh_in);
 	file_put(r->srv, in->fh_out);
 	if (n < 0)
-		return -errno;
+		return n;
 	o->size = n;
 	return 0;
 }
@@ -1587,6 +1809,49 @@ void fuse_server__reset(struct fuse_server *s)
 	s->initialized = false;
 }
 
+/*
+ * Open files and pinned inodes, each up to two fds, on top of the fd cache
+ * and what the daemon needs for itself, must stay below the open-file
+ * limit: one guest must never push the daemon into EMFILE for everything.
+ */
+#define FD_RESERVE	256
+
+static unsigned long max_held(const struct options *opt)
+{
+	unsigned long lim = 1UL << 20, cap;
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY)
+		lim = rl.rlim_cur;
+	cap = lim > opt->fd_cache + FD_RESERVE + 32 ?
+		(lim - opt->fd_cache - FD_RESERVE) / 2 : 16;
+	if (opt->max_files && opt->max_files <= cap)
+		return opt->max_files;
+	if (opt->max_files)
+		fprintf(stderr, "vhost-user-fs: open-file limit %lu: --max-files %lu\n",
+			lim, cap);
+	return cap;
+}
+
+/*
+ * The guest's root can make setuid files and (with --allow-devices)
+ * device nodes in the share; only the share's mount flags keep the host
+ * from honouring them.
+ */
+static void mount_warnings(int fd, const char *dir)
+{
+	struct statvfs sv;
+
+	if (fstatvfs(fd, &sv))
+		return;
+	if (!(sv.f_flag & ST_NOSUID))
+		fprintf(stderr, "vhost-user-fs: warning: %s is on a mount without nosuid: setuid files the guest makes there work on the host\n",
+			dir);
+	if (!(sv.f_flag & ST_NODEV))
+		fprintf(stderr, "vhost-user-fs: warning: %s is on a mount without nodev: device nodes there open host devices\n",
+			dir);
+}
+
 struct fuse_server *fuse_server__new(const struct options *opt)
 {
 	struct fuse_server *s = calloc(1, sizeof(*s));
@@ -1617,7 +1882,9 @@ struct fuse_server *fuse_server__new(const struct options *opt)
 		free(s);
 		return NULL;
 	}
-	err = inode__table_init(&s->it, root, opt->fd_cache);
+	mount_warnings(s->root_rd_fd, opt->shared_dir);
+	err = inode__table_init(&s->it, root, opt->fd_cache,
+				max_held(opt));
 	if (err) {
 		fprintf(stderr, "vhost-user-fs: inode table: %s\n",
 			strerror(-err));
@@ -1632,6 +1899,9 @@ void fuse_server__free(struct fuse_server *s)
 	if (!s)
 		return;
 	fuse_server__reset(s);
+	inode__table_destroy(&s->it);
+	close(s->root_rd_fd);
+	close(s->proc_fd);
 	free(s->files);
 	free(s);
 }

@@ -30,6 +30,8 @@ struct inode {
 	int fd;				/* O_PATH, -1 when evicted */
 	bool pinned;			/* fd may never be evicted */
 	bool in_lru;
+	bool hashed;			/* found by (dev, ino); false once stale */
+	bool held;			/* its pin counts in table->held */
 	int mount_fd;
 	struct file_handle *fh;
 	struct inode *hnext;
@@ -210,15 +212,19 @@ static int free_locked(struct inode_table *t, struct inode *ino)
 	uint32_t slot = (uint32_t)ino->nodeid;
 	int fd = ino->fd;
 
-	while (*pp != ino)
-		pp = &(*pp)->hnext;
-	*pp = ino->hnext;
+	if (ino->hashed) {
+		while (*pp != ino)
+			pp = &(*pp)->hnext;
+		*pp = ino->hnext;
+	}
 	lru_del(t, ino);
 	t->slots[slot] = free_link(t->free_head);
 	t->gens[slot]++;
 	t->free_head = slot;
 	if (fd >= 0)
 		t->nfds--;
+	if (ino->held)
+		t->held--;
 	t->count--;
 	free(ino->fh);
 	free(ino);
@@ -353,10 +359,17 @@ static int mount_fd_for(struct inode_table *t, int mount_id, int fd,
 			return t->mounts[i].fd;
 		}
 	}
-	if (t->nmounts == (int)(sizeof(t->mounts) / sizeof(t->mounts[0]))) {
-		pthread_mutex_unlock(&t->lock);
-		close(mfd);
-		return -1;
+	if (t->nmounts == t->mounts_cap) {
+		int n = t->mounts_cap ? t->mounts_cap * 2 : 16;
+		struct inode_mount *m = realloc(t->mounts, n * sizeof(*m));
+
+		if (!m) {
+			pthread_mutex_unlock(&t->lock);
+			close(mfd);
+			return -1;
+		}
+		t->mounts = m;
+		t->mounts_cap = n;
 	}
 	t->mounts[t->nmounts].id = mount_id;
 	t->mounts[t->nmounts].fd = mfd;
@@ -402,6 +415,44 @@ static struct inode *inode_new(struct inode_table *t, int fd,
 	return ino;
 }
 
+static bool same_handle(const struct file_handle *a,
+			const struct file_handle *b)
+{
+	return a && b && a->handle_type == b->handle_type &&
+		a->handle_bytes == b->handle_bytes &&
+		!memcmp(a->f_handle, b->f_handle, a->handle_bytes);
+}
+
+/*
+ * Is the entry found by (dev, ino) the object at the new fd (described by
+ * fresh, or NULL if not made yet)? An entry holding an fd keeps its host
+ * inode alive, so its number cannot have been reused; an evicted one may
+ * name a freed inode whose number now belongs to something else, which
+ * its file handle (with the inode's generation) tells apart.
+ */
+static bool entry_matches(const struct inode *ino, const struct stat *st,
+			  const struct inode *fresh)
+{
+	if (ino->type != (st->st_mode & S_IFMT))
+		return false;
+	if (ino->fd >= 0)
+		return true;
+	return fresh && same_handle(ino->fh, fresh->fh);
+}
+
+/* A stale entry keeps its nodeid until forgotten, but is found no more. */
+static void unhash_locked(struct inode_table *t, struct inode *ino)
+{
+	struct inode **pp = &t->buckets[hash_key(ino->dev, ino->ino,
+						 t->nbuckets)];
+
+	while (*pp != ino)
+		pp = &(*pp)->hnext;
+	*pp = ino->hnext;
+	ino->hnext = NULL;
+	ino->hashed = false;
+}
+
 struct inode *inode__lookup_fd(struct inode_table *t, int fd,
 			       const struct stat *st, int *err)
 {
@@ -411,8 +462,15 @@ struct inode *inode__lookup_fd(struct inode_table *t, int fd,
 	pthread_mutex_lock(&t->lock);
 	for (;;) {
 		ino = hash_find_locked(t, st->st_dev, st->st_ino);
-		if (ino || fresh)
+		if (ino && entry_matches(ino, st, fresh))
 			break;
+		if (fresh) {
+			/* a different object now has this inode number */
+			if (ino)
+				unhash_locked(t, ino);
+			ino = NULL;
+			break;
+		}
 		pthread_mutex_unlock(&t->lock);
 		fresh = inode_new(t, fd, st);
 		if (!fresh) {
@@ -438,6 +496,19 @@ struct inode *inode__lookup_fd(struct inode_table *t, int fd,
 		}
 	} else {
 		ino = fresh;
+		if (ino->pinned && t->root) {
+			/* no handle: its fd stays open until FORGET */
+			if (t->held >= t->held_max) {
+				pthread_mutex_unlock(&t->lock);
+				free(ino->fh);
+				free(ino);
+				close(fd);
+				*err = ENFILE;
+				return NULL;
+			}
+			t->held++;
+			ino->held = true;
+		}
 		/* a failed grow only makes the chains longer */
 		if (t->count >= t->nbuckets)
 			hash_grow_locked(t);
@@ -454,6 +525,7 @@ struct inode *inode__lookup_fd(struct inode_table *t, int fd,
 
 			ino->hnext = t->buckets[h];
 			t->buckets[h] = ino;
+			ino->hashed = true;
 		}
 		t->count++;
 		t->nfds++;
@@ -469,23 +541,34 @@ struct inode *inode__lookup_fd(struct inode_table *t, int fd,
 	return ino;
 }
 
+bool inode__is(const struct inode *ino, const struct stat *st)
+{
+	return ino->dev == st->st_dev && ino->ino == st->st_ino &&
+		ino->type == (st->st_mode & S_IFMT);
+}
+
 /*
  * The last name of a known inode is about to go: its handle will turn
  * stale, but the guest may still use the inode (writeback of times after
  * close, a removed working directory), so make sure it has an fd and keep
  * that fd until the inode is forgotten.
  */
-void inode__pin_unlinked(struct inode_table *t, const struct stat *st)
+int inode__pin_unlinked(struct inode_table *t, const struct stat *st)
 {
 	struct inode *ino;
-	int fd = -1, extra = -1;
+	int fd = -1, extra = -1, err = 0;
 
 	pthread_mutex_lock(&t->lock);
 	ino = hash_find_locked(t, st->st_dev, st->st_ino);
 	if (!ino || ino->pinned) {
 		pthread_mutex_unlock(&t->lock);
-		return;
+		return 0;
 	}
+	if (t->held >= t->held_max) {
+		pthread_mutex_unlock(&t->lock);
+		return -ENFILE;
+	}
+	t->held++;
 	ino->refs++;
 	ino->fd_users++;
 	if (ino->fd < 0) {
@@ -499,9 +582,13 @@ void inode__pin_unlinked(struct inode_table *t, const struct stat *st)
 			extra = fd;
 		}
 	}
-	if (ino->fd >= 0) {
+	if (ino->fd >= 0 && !ino->pinned) {
 		lru_del(t, ino);
 		ino->pinned = true;
+		ino->held = true;
+	} else {
+		/* no fd to pin, or pinned meanwhile by another remover */
+		t->held--;
 	}
 	ino->fd_users--;
 	ino->refs--;
@@ -514,6 +601,7 @@ void inode__pin_unlinked(struct inode_table *t, const struct stat *st)
 		close(extra);
 	if (fd >= 0)
 		close(fd);
+	return err;
 }
 
 void inode__forget(struct inode_table *t, uint64_t nodeid, uint64_t n)
@@ -533,12 +621,30 @@ void inode__forget(struct inode_table *t, uint64_t nodeid, uint64_t n)
 		close(fd);
 }
 
-void inode__open_get(struct inode_table *t, struct inode *ino)
+int inode__open_get(struct inode_table *t, struct inode *ino)
 {
+	int err = 0;
+
 	pthread_mutex_lock(&t->lock);
-	ino->refs++;
-	ino->opens++;
+	if (t->held >= t->held_max) {
+		err = -ENFILE;
+	} else {
+		t->held++;
+		ino->refs++;
+		ino->opens++;
+	}
 	pthread_mutex_unlock(&t->lock);
+	return err;
+}
+
+bool inode__open_room(struct inode_table *t)
+{
+	bool room;
+
+	pthread_mutex_lock(&t->lock);
+	room = t->held < t->held_max;
+	pthread_mutex_unlock(&t->lock);
+	return room;
 }
 
 void inode__open_put(struct inode_table *t, struct inode *ino)
@@ -546,6 +652,7 @@ void inode__open_put(struct inode_table *t, struct inode *ino)
 	int fd = -1;
 
 	pthread_mutex_lock(&t->lock);
+	t->held--;
 	ino->opens--;
 	ino->refs--;
 	if (dead(ino))
@@ -586,7 +693,33 @@ void inode__table_reset(struct inode_table *t)
 	pthread_mutex_unlock(&t->lock);
 }
 
-int inode__table_init(struct inode_table *t, int root_fd, unsigned long fd_max)
+void inode__table_destroy(struct inode_table *t)
+{
+	int i;
+
+	inode__table_reset(t);
+	if (t->root) {
+		t->root->nlookup = 0;
+		pthread_mutex_lock(&t->lock);
+		i = free_locked(t, t->root);
+		pthread_mutex_unlock(&t->lock);
+		if (i >= 0)
+			close(i);
+		t->root = NULL;
+	}
+	for (i = 0; i < t->nmounts; i++)
+		close(t->mounts[i].fd);
+	free(t->mounts);
+	free(t->slots);
+	free(t->gens);
+	free(t->buckets);
+	if (t->proc_fd >= 0)
+		close(t->proc_fd);
+	pthread_mutex_destroy(&t->lock);
+}
+
+int inode__table_init(struct inode_table *t, int root_fd, unsigned long fd_max,
+		      unsigned long held_max)
 {
 	struct inode *root;
 	struct stat st;
@@ -595,6 +728,7 @@ int inode__table_init(struct inode_table *t, int root_fd, unsigned long fd_max)
 	memset(t, 0, sizeof(*t));
 	pthread_mutex_init(&t->lock, NULL);
 	t->fd_max = fd_max;
+	t->held_max = held_max;
 	t->nbuckets = 1024;
 	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
 	if (!t->buckets)

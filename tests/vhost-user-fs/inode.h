@@ -27,13 +27,29 @@ struct inode_table {
 	struct inode *lru_head, *lru_tail;	/* inodes with an open fd */
 	unsigned long nfds;
 	unsigned long fd_max;
+	unsigned long held;		/* open files + pinned fds */
+	unsigned long held_max;		/* beyond it: ENFILE */
 	int proc_fd;			/* /proc/self/fd */
-	int nmounts;
-	struct { int id; int fd; } mounts[16];
+	/*
+	 * One fd per mount seen in the share, for open_by_handle_at(). Keyed
+	 * by mount id, which the kernel reuses only once a mount is freed:
+	 * the entry's fd keeps its mount (even a lazily unmounted one), so
+	 * its id cannot come to name another mount while the entry exists.
+	 */
+	int nmounts, mounts_cap;
+	struct inode_mount { int id; int fd; } *mounts;
 	struct inode *root;
 };
 
-int inode__table_init(struct inode_table *t, int root_fd, unsigned long fd_max);
+/*
+ * fd_max bounds the cache of O_PATH fds; held_max bounds the fds a guest
+ * can make the table hold outside it: open files (each keeps its inode's
+ * fd too) and the fds of unlinked or handle-less inodes.
+ */
+int inode__table_init(struct inode_table *t, int root_fd, unsigned long fd_max,
+		      unsigned long held_max);
+/* Close and free everything; no request may be in flight. */
+void inode__table_destroy(struct inode_table *t);
 /* Drop every inode but the root; no request may be in flight. */
 void inode__table_reset(struct inode_table *t);
 
@@ -50,11 +66,21 @@ mode_t inode__type(const struct inode *ino);
  */
 struct inode *inode__lookup_fd(struct inode_table *t, int fd,
 			       const struct stat *st, int *err);
+/* Is st (from an fstat of the inode's fd) the object the entry names? */
+bool inode__is(const struct inode *ino, const struct stat *st);
 void inode__forget(struct inode_table *t, uint64_t nodeid, uint64_t n);
-/* Before removing a name that may be an inode's last one. */
-void inode__pin_unlinked(struct inode_table *t, const struct stat *st);
-/* An open file keeps the inode and its fd (an unlinked file has no handle). */
-void inode__open_get(struct inode_table *t, struct inode *ino);
+/*
+ * Before removing a name that may be an inode's last one: 0, or -ENFILE
+ * if the inode would need a pinned fd beyond held_max.
+ */
+int inode__pin_unlinked(struct inode_table *t, const struct stat *st);
+/*
+ * An open file keeps the inode and its fd (an unlinked file has no
+ * handle): 0, or -ENFILE beyond held_max.
+ */
+int inode__open_get(struct inode_table *t, struct inode *ino);
+/* Is there room for one more open file? (a hint: open_get decides) */
+bool inode__open_room(struct inode_table *t);
 void inode__open_put(struct inode_table *t, struct inode *ino);
 
 void inode__counts(struct inode_table *t, unsigned long *inodes,

@@ -62,6 +62,12 @@ static void usage(FILE *f)
 "  --fd-cache=N           O_PATH fds kept open for known inodes (2048)\n"
 "  --backend-timeout=S    hang up on a frontend that leaves the backend\n"
 "                         channel full for S seconds (30; 0 = never)\n"
+"  --max-files=N          open files + inodes pinned with an fd; beyond it\n"
+"                         ENFILE (default: from the open-file limit)\n"
+"  --xattr-prefix=P       keep guest xattr names under P on the host (P must\n"
+"                         start with user.); default: only user.* and POSIX\n"
+"                         ACLs pass, other names are refused\n"
+"  --allow-devices        let MKNOD create block and char devices\n"
 "  --sync-late=N          test knob: complete every Nth sync-queue request\n"
 "                         after the kick's acknowledgement (0 = never)\n"
 "  --faults               test knob: a LOOKUP of vfs-fault-KIND gets a bad\n"
@@ -136,6 +142,7 @@ enum {
 	O_XATTR, O_NOXATTR, O_RQ, O_SQ, O_SBIT, O_WORKERS, O_QSIZE, O_STATS,
 	O_STATSFILE, O_PERSIST, O_HELP, O_FDCACHE, O_DEBUG, O_SYNCLATE,
 	O_FAULTS, O_SANDBOX, O_SECCOMP, O_TESTSYSCALL, O_BTIMEOUT,
+	O_MAXFILES, O_XPREFIX, O_ALLOWDEV,
 };
 
 static void parse_args(int argc, char **argv)
@@ -167,6 +174,9 @@ static void parse_args(int argc, char **argv)
 		{ "seccomp", required_argument, NULL, O_SECCOMP },
 		{ "test-forbidden-syscall", optional_argument, NULL,
 		  O_TESTSYSCALL },
+		{ "max-files", required_argument, NULL, O_MAXFILES },
+		{ "xattr-prefix", required_argument, NULL, O_XPREFIX },
+		{ "allow-devices", no_argument, NULL, O_ALLOWDEV },
 		{ "help", no_argument, NULL, O_HELP },
 		{ }
 	};
@@ -283,6 +293,19 @@ static void parse_args(int argc, char **argv)
 			    strcmp(opt.test_forbidden_syscall, "fork"))
 				die_usage("--test-forbidden-syscall=%s: expected uname or fork",
 					  optarg);
+			break;
+		case O_MAXFILES:
+			opt.max_files = parse_uint("max-files", optarg, 16,
+						   1000000);
+			break;
+		case O_XPREFIX:
+			if (strncmp(optarg, "user.", 5) || strlen(optarg) > 64)
+				die_usage("--xattr-prefix=%s: must start with user. (at most 64 bytes)",
+					  optarg);
+			opt.xattr_prefix = optarg;
+			break;
+		case O_ALLOWDEV:
+			opt.allow_devices = true;
 			break;
 		case 'o':
 			parse_o(optarg);

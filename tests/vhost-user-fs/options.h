@@ -13,6 +13,7 @@ struct options {
 	const char *shared_dir;
 	const char *tag;
 	const char *stats_file;
+	const char *xattr_prefix;	/* guest xattr names live under it */
 	bool readonly;
 	bool writeback;
 	bool xattr;
@@ -23,6 +24,7 @@ struct options {
 	const char *test_forbidden_syscall;	/* NULL, "uname" or "fork" */
 	/* set by the sandbox: the working directory is /proc/self/fd */
 	bool proc_is_cwd;
+	bool allow_devices;		/* MKNOD of block and char devices */
 	enum cache_mode cache;
 	enum sandbox_mode sandbox;
 	enum seccomp_mode seccomp;
@@ -34,6 +36,7 @@ struct options {
 	unsigned int fd_cache;
 	unsigned int sync_late;
 	unsigned int backend_timeout;	/* seconds, 0 = wait for good */
+	unsigned int max_files;		/* open + pinned files, 0 = from rlimit */
 };
 
 #endif

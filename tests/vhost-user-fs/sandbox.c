@@ -14,20 +14,22 @@
  * - capabilities cut to those file serving needs, in the bounding set too;
  * - a seccomp allow-list: any other system call ends the daemon.
  *
- * Capabilities kept (the list virtiofsd keeps, plus DAC_READ_SEARCH for
- * open_by_handle_at):
+ * Capabilities kept (virtiofsd's list, plus DAC_READ_SEARCH for
+ * open_by_handle_at, less what the server never lets through):
  *   CHOWN          SETATTR of uid/gid, and of files owned by others
  *   DAC_OVERRIDE   the guest checks permissions (default_permissions); the
  *                  daemon must read and write whatever the guest allows
  *   DAC_READ_SEARCH  open_by_handle_at, to reopen evicted inodes
  *   FOWNER         chmod, utimens and xattrs on files owned by others
  *   FSETID         keep set-group-ID on chmod by the owner, as the kernel
- *                  would for the guest's caller
+ *                  would for the guest's caller; dropped per thread for
+ *                  killpriv, so it must stay permitted
  *   SETGID, SETUID setfsgid/setfsuid to the caller's ids
- *   MKNOD          MKNOD of device nodes, if the server lets one through
- *   SETFCAP        security.capability, if the server lets one through
- * Everything else goes, among them SYS_ADMIN (mount, namespaces),
- * SYS_PTRACE, SYS_CHROOT, SYS_MODULE, NET_*, KILL, SETPCAP, LINUX_IMMUTABLE.
+ *   MKNOD          only with --allow-devices: the server refuses device
+ *                  nodes otherwise, and the kernel then does too
+ * Everything else goes, among them SETFCAP (security.capability never
+ * reaches the host), SYS_ADMIN (mount, namespaces), SYS_PTRACE,
+ * SYS_CHROOT, SYS_MODULE, NET_*, KILL, SETPCAP, LINUX_IMMUTABLE.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -180,11 +182,20 @@ static int change_root(const struct options *opt)
 
 static const int kept_caps[] = {
 	CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER,
-	CAP_FSETID, CAP_SETGID, CAP_SETUID, CAP_MKNOD, CAP_SETFCAP,
+	CAP_FSETID, CAP_SETGID, CAP_SETUID,
+	CAP_MKNOD,	/* last: with --allow-devices only */
 };
 
-static int limit_caps(void)
+static unsigned int ncaps(const struct options *opt)
 {
+	unsigned int n = sizeof(kept_caps) / sizeof(kept_caps[0]);
+
+	return opt->allow_devices ? n : n - 1;
+}
+
+static int limit_caps(const struct options *opt)
+{
+	unsigned int nkept = ncaps(opt);
 	struct __user_cap_header_struct h = {
 		.version = _LINUX_CAPABILITY_VERSION_3,
 	};
@@ -192,7 +203,7 @@ static int limit_caps(void)
 	unsigned int i;
 	int cap;
 
-	for (i = 0; i < sizeof(kept_caps) / sizeof(kept_caps[0]); i++) {
+	for (i = 0; i < nkept; i++) {
 		d[kept_caps[i] / 32].effective |= 1u << (kept_caps[i] % 32);
 		d[kept_caps[i] / 32].permitted |= 1u << (kept_caps[i] % 32);
 	}
@@ -200,7 +211,7 @@ static int limit_caps(void)
 	for (cap = 0; prctl(PR_CAPBSET_READ, cap) >= 0; cap++) {
 		bool keep = false;
 
-		for (i = 0; i < sizeof(kept_caps) / sizeof(kept_caps[0]); i++)
+		for (i = 0; i < nkept; i++)
 			keep |= kept_caps[i] == cap;
 		if (!keep && prctl(PR_CAPBSET_DROP, cap))
 			return fail("dropping from the bounding set");
@@ -384,15 +395,18 @@ int sandbox__lock(const struct options *opt)
 	};
 
 	if (opt->sandbox != SANDBOX_NONE) {
-		if (change_root(opt) || limit_caps())
+		if (change_root(opt) || limit_caps(opt))
 			return -1;
 	}
 	if (opt->seccomp != SECCOMP_NONE && install_seccomp(opt))
 		return -1;
-	fprintf(stderr, "vhost-user-fs: sandbox: %s %s, capabilities %s, seccomp %s\n",
-		modes[opt->sandbox],
-		opt->sandbox == SANDBOX_NONE ? opt->shared_dir : share_path,
-		opt->sandbox == SANDBOX_NONE ? "unchanged" : "limited to 9",
-		filters[opt->seccomp]);
+	if (opt->sandbox == SANDBOX_NONE)
+		fprintf(stderr, "vhost-user-fs: sandbox: %s %s, capabilities unchanged, seccomp %s\n",
+			modes[opt->sandbox], opt->shared_dir,
+			filters[opt->seccomp]);
+	else
+		fprintf(stderr, "vhost-user-fs: sandbox: %s %s, capabilities limited to %u, seccomp %s\n",
+			modes[opt->sandbox], share_path, ncaps(opt),
+			filters[opt->seccomp]);
 	return 0;
 }

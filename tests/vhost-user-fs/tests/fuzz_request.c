@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer target for the two decoders that eat guest bytes: the FUSE
- * request decoder (first input byte even) and the virtqueue walker (odd),
+ * request decoder (first input byte even; its upper 7 bits give the reply
+ * buffer's size / 4, 0 for a whole one) and the virtqueue walker (odd),
  * which gets the rest of the input as its descriptor table and avail ring.
  * Built and run with `make fuzz` (FUZZ_TIME seconds); seeds in tests/corpus/,
  * every input that once crashed it in tests/regress/ (`make fuzz-regress`
@@ -52,9 +53,11 @@ static void setup(void)
 	fuse_server__handle(srv, ctx, ih->len, ctx->out_cap, &err);
 }
 
-static void fuzz_fuse(const uint8_t *data, size_t size)
+/* room: the reply buffer, 0 for the whole of it */
+static void fuzz_fuse(const uint8_t *data, size_t size, size_t room)
 {
 	const struct fuse_in_header *ih = (const void *)ctx->in;
+	size_t out_max = room ? room : ctx->out_cap, n;
 	int err;
 
 	if (size > ctx->in_cap)
@@ -64,7 +67,11 @@ static void fuzz_fuse(const uint8_t *data, size_t size)
 	/* would allocate real disk space on the host */
 	if (size >= sizeof(*ih) && ih->opcode == FUSE_FALLOCATE)
 		return;
-	fuse_server__handle(srv, ctx, size, ctx->out_cap, &err);
+	n = fuse_server__handle(srv, ctx, size, out_max, &err);
+	/* a reply never says it is longer than the guest's buffer */
+	if (n > out_max ||
+	    (n && ((const struct fuse_out_header *)ctx->out)->len != n))
+		abort();
 }
 
 #define QN	16
@@ -113,7 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (data[0] & 1)
 		fuzz_vring(data + 1, size - 1);
-	else
-		fuzz_fuse(data + 1, size - 1);
+	else	/* the other 7 bits of the first byte: reply room / 4 */
+		fuzz_fuse(data + 1, size - 1, (size_t)(data[0] >> 1) * 4);
 	return 0;
 }

@@ -11,9 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <linux/fuse.h>
@@ -261,6 +264,9 @@ static struct options fopt;
 static struct fuse_server *srv;
 static struct fuse_ctx *ctx;
 static uint64_t next_unique = 1;
+/* caller's uid in the next requests, and reply room (0 = the whole buffer) */
+static uint32_t req_uid;
+static size_t req_out_max;
 
 struct reply {
 	int error;
@@ -292,7 +298,12 @@ static struct reply req(uint32_t opcode, uint64_t nodeid, ...)
 	ih->opcode = opcode;
 	ih->unique = next_unique++;
 	ih->nodeid = nodeid;
-	n = fuse_server__handle(srv, ctx, len, ctx->out_cap, &err);
+	ih->uid = req_uid;
+	ih->gid = req_uid;
+	n = fuse_server__handle(srv, ctx, len,
+				req_out_max ? req_out_max : ctx->out_cap, &err);
+	if (req_out_max && n > req_out_max)
+		r.error = -9998;	/* reply longer than the guest's buffer */
 	r.len = n;
 	if (n >= sizeof(*oh)) {
 		r.error = oh->error;
@@ -300,13 +311,24 @@ static struct reply req(uint32_t opcode, uint64_t nodeid, ...)
 		r.len = n - sizeof(*oh);
 		if (oh->unique != ih->unique || oh->len != n)
 			r.error = -9999;
+		if (req_out_max && n > req_out_max)
+			r.error = -9998;
 	}
 	return r;
 }
 
 #define S(str) (str), sizeof(str)
 
+static void server_start_opts(bool readonly, unsigned int fd_cache,
+			      void (*tweak)(struct options *));
+
 static void server_start(bool readonly, unsigned int fd_cache)
+{
+	server_start_opts(readonly, fd_cache, NULL);
+}
+
+static void server_start_opts(bool readonly, unsigned int fd_cache,
+			      void (*tweak)(struct options *))
 {
 	struct fuse_init_in init = { .major = 7, .minor = 41,
 		.max_readahead = 65536, .flags = 0xffffffff };
@@ -314,12 +336,25 @@ static void server_start(bool readonly, unsigned int fd_cache)
 	if (srv)
 		fuse_server__free(srv);
 	memset(&fopt, 0, sizeof(fopt));
+	req_uid = 0;
+	req_out_max = 0;
 	fopt.shared_dir = share;
 	fopt.xattr = true;
 	fopt.cache = CACHE_AUTO;
 	fopt.readonly = readonly;
 	fopt.fd_cache = fd_cache;
-	srv = fuse_server__new(&fopt);
+	if (tweak)
+		tweak(&fopt);
+	{
+		/* the mount warnings are checked by t_mount_warning */
+		int saved = dup(2), null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 2);
+		srv = fuse_server__new(&fopt);
+		dup2(saved, 2);
+		close(saved);
+		close(null);
+	}
 	if (!ctx)
 		ctx = fuse_ctx__new();
 	req(FUSE_INIT, 0, &init, sizeof(init), NULL);
@@ -458,9 +493,14 @@ static void t_fuse_symlink_escape(void)
 			.rdev = makedev(1, 3) };
 		uint64_t dev;
 
-		r = req(FUSE_MKNOD, 1, &mk, sizeof(mk), S("hostnull"), NULL);
-		CHECK(r.error == 0);
-		dev = ((struct fuse_entry_out *)r.data)->nodeid;
+		char p[300];
+		int err;
+
+		/* made on the host: MKNOD of devices is refused by default */
+		snprintf(p, sizeof(p), "%s/hostnull", share);
+		CHECK(mknod(p, mk.mode, mk.rdev) == 0);
+		dev = lookup(1, "hostnull", &err);
+		CHECK(err == 0);
 		CHECK(req(FUSE_OPEN, dev, &oi, sizeof(oi), NULL).error == -ENXIO);
 		CHECK(req(FUSE_UNLINK, 1, S("hostnull"), NULL).error == 0);
 	}
@@ -722,6 +762,13 @@ static void t_fuse_readonly(void)
 
 	server_start(true, 64);
 	CHECK(req(FUSE_MKDIR, 1, &mi, sizeof(mi), S("ro"), NULL).error == -EROFS);
+	{
+		/* a read-only share says so first, also to device nodes */
+		struct fuse_mknod_in mk = { .mode = S_IFCHR | 0666,
+			.rdev = makedev(1, 3) };
+
+		CHECK(req(FUSE_MKNOD, 1, &mk, sizeof(mk), S("null"), NULL).error == -EROFS);
+	}
 	f = lookup(1, "file1", &err);
 	CHECK(err == 0);
 	CHECK(req(FUSE_OPEN, f, &oi, sizeof(oi), NULL).error == -EROFS);
@@ -737,6 +784,541 @@ static void t_fuse_uninitialized(void)
 	CHECK(req(FUSE_GETATTR, 1, &gi, sizeof(gi), NULL).error == -EIO);
 	server_start(false, 64);
 	CHECK(req(FUSE_GETATTR, 1, &gi, sizeof(gi), NULL).error == 0);
+}
+
+/* ---- request checks (issue 14) ---- */
+
+static void opt_devices(struct options *o)
+{
+	o->allow_devices = true;
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	while (d && readdir(d))
+		n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void forget(uint64_t nodeid, uint64_t n)
+{
+	struct fuse_forget_in fi = { .nlookup = n };
+
+	req(FUSE_FORGET, nodeid, &fi, sizeof(fi), NULL);
+}
+
+/*
+ * O_TMPFILEs released but not forgotten, their fds evicted by other
+ * lookups so the host frees them and reuses their inode numbers for
+ * device nodes: no new node may come back with a tmpfile's nodeid, and
+ * none may open.
+ */
+#define NTMP	64
+static void t_stale_inode_reuse(void)
+{
+	struct fuse_create_in ci = { .flags = O_RDWR, .mode = S_IFREG | 0600 };
+	struct fuse_mknod_in mk = { .mode = S_IFCHR | 0666,
+		.rdev = makedev(1, 5) };
+	struct fuse_open_in oi = { .flags = O_RDWR };
+	struct fuse_getattr_in gi = { 0 };
+	uint64_t tnode[NTMP], dir, fill;
+	uint64_t tino[NTMP];
+	int i, j, err, reused = 0;
+	char name[32];
+
+	server_start_opts(false, 8, opt_devices);
+	sh("mkdir -p %s/stale/fill && cd %s/stale/fill && for i in $(seq 0 99); do : > f$i; done",
+	   share, share);
+	dir = lookup(1, "stale", &err);
+	CHECK(err == 0);
+	fill = lookup(dir, "fill", &err);
+	CHECK(err == 0);
+	for (i = 0; i < NTMP; i++) {
+		struct reply r = req(FUSE_TMPFILE, dir, &ci, sizeof(ci), NULL);
+		struct fuse_entry_out *e = r.data;
+		struct fuse_release_in rel = { 0 };
+
+		CHECK(r.error == 0);
+		tnode[i] = e->nodeid;
+		tino[i] = e->attr.ino;
+		rel.fh = ((struct fuse_open_out *)(e + 1))->fh;
+		CHECK(req(FUSE_RELEASE, tnode[i], &rel, sizeof(rel), NULL).error == 0);
+	}
+	/* push the tmpfiles' fds out of the cache: the host frees them */
+	for (i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		lookup(fill, name, &err);
+		CHECK(err == 0);
+	}
+	for (i = 0; i < NTMP; i++) {
+		struct reply r;
+		struct fuse_entry_out *e;
+
+		snprintf(name, sizeof(name), "c%d", i);
+		r = req(FUSE_MKNOD, dir, &mk, sizeof(mk), name, strlen(name) + 1,
+			NULL);
+		CHECK(r.error == 0);
+		e = r.data;
+		CHECK(S_ISCHR(e->attr.mode));
+		for (j = 0; j < NTMP; j++) {
+			if (e->attr.ino != tino[j])
+				continue;
+			reused++;
+			/* the freed tmpfile's nodeid must not name the device */
+			CHECK(e->nodeid != tnode[j]);
+			r = req(FUSE_GETATTR, tnode[j], &gi, sizeof(gi), NULL);
+			CHECK(r.error != 0 ||
+			      !S_ISCHR(((struct fuse_attr_out *)r.data)->attr.mode));
+			CHECK(req(FUSE_OPEN, tnode[j], &oi, sizeof(oi), NULL).error != 0);
+		}
+		CHECK(req(FUSE_OPEN, e->nodeid, &oi, sizeof(oi), NULL).error == -ENXIO);
+	}
+	printf("     %d of %d device nodes reused a freed tmpfile's inode\n",
+	       reused, NTMP);
+	/* without reuse this test showed nothing */
+	CHECK(reused > 0);
+	sh("rm -rf %s/stale", share);
+}
+
+static void t_mknod_devices(void)
+{
+	struct fuse_mknod_in mk = { .mode = S_IFCHR | 0666,
+		.rdev = makedev(1, 5) };
+	struct fuse_mknod_in bk = { .mode = S_IFBLK | 0666,
+		.rdev = makedev(7, 0) };
+	struct fuse_mknod_in fifo = { .mode = S_IFIFO | 0666 };
+	struct stat st;
+	char p[300];
+
+	server_start(false, 64);
+	CHECK(req(FUSE_MKNOD, 1, &mk, sizeof(mk), S("chr"), NULL).error == -EPERM);
+	CHECK(req(FUSE_MKNOD, 1, &bk, sizeof(bk), S("blk"), NULL).error == -EPERM);
+	snprintf(p, sizeof(p), "%s/chr", share);
+	CHECK(lstat(p, &st) != 0);
+	CHECK(req(FUSE_MKNOD, 1, &fifo, sizeof(fifo), S("fifo"), NULL).error == 0);
+	CHECK(req(FUSE_UNLINK, 1, S("fifo"), NULL).error == 0);
+	server_start_opts(false, 64, opt_devices);
+	CHECK(req(FUSE_MKNOD, 1, &mk, sizeof(mk), S("chr"), NULL).error == 0);
+	CHECK(lstat(p, &st) == 0 && S_ISCHR(st.st_mode));
+	CHECK(req(FUSE_UNLINK, 1, S("chr"), NULL).error == 0);
+	server_start(false, 64);
+}
+
+/* What fuse_server__new() writes to stderr for a share at dir. */
+static void start_stderr(const char *dir, char *buf, size_t len)
+{
+	int saved = dup(2), fd = open(tmpdir, O_TMPFILE | O_RDWR, 0600);
+	ssize_t n;
+
+	fflush(stderr);
+	dup2(fd, 2);
+	fopt.shared_dir = dir;
+	fuse_server__free(srv);
+	srv = fuse_server__new(&fopt);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(fd, buf, len - 1, 0);
+	buf[n > 0 ? n : 0] = 0;
+	close(fd);
+	fopt.shared_dir = share;
+}
+
+static void t_mount_warning(void)
+{
+	char msg[1024], safe[300];
+
+	start_stderr(share, msg, sizeof(msg));
+	CHECK(strstr(msg, "nosuid") && strstr(msg, "nodev"));
+	snprintf(safe, sizeof(safe), "%s/safe", tmpdir);
+	sh("mkdir -p %s && mount -t tmpfs -o nosuid,nodev none %s", safe, safe);
+	start_stderr(safe, msg, sizeof(msg));
+	sh("umount %s", safe);
+	CHECK(!strstr(msg, "nosuid") && !strstr(msg, "nodev"));
+	server_start(false, 64);
+}
+
+static int set_host_xattr(const char *file, const char *name, const char *v)
+{
+	char p[300];
+
+	snprintf(p, sizeof(p), "%s/%s", share, file);
+	return setxattr(p, name, v, strlen(v), 0) ? -errno : 0;
+}
+
+static ssize_t get_host_xattr(const char *file, const char *name)
+{
+	char p[300], v[256];
+
+	snprintf(p, sizeof(p), "%s/%s", share, file);
+	return getxattr(p, name, v, sizeof(v));
+}
+
+static bool in_list(const struct reply *r, const char *name)
+{
+	size_t off;
+
+	for (off = 0; off < r->len; off += strlen((char *)r->data + off) + 1)
+		if (!strcmp((char *)r->data + off, name))
+			return true;
+	return false;
+}
+
+static uint64_t xattr_file(const char *name)
+{
+	char p[300];
+	int err;
+	uint64_t n;
+
+	snprintf(p, sizeof(p), "%s/%s", share, name);
+	close(open(p, O_CREAT | O_WRONLY, 0644));
+	n = lookup(1, name, &err);
+	return err ? 0 : n;
+}
+
+static void t_xattr_filter(void)
+{
+	struct fuse_setxattr_in sx = { .size = 3 };
+	struct fuse_getxattr_in gx = { .size = 256 };
+	struct reply r;
+	uint64_t f;
+
+	server_start(false, 64);
+	f = xattr_file("xf");
+	CHECK(f);
+	/* names the host would honour: refused */
+	CHECK(req(FUSE_SETXATTR, f, &sx, (size_t)8, S("trusted.t"), "abc", (size_t)3, NULL).error == -EPERM);
+	CHECK(req(FUSE_SETXATTR, f, &sx, (size_t)8, S("security.capability"), "abc", (size_t)3, NULL).error == -EPERM);
+	CHECK(req(FUSE_SETXATTR, f, &sx, (size_t)8, S("security.selinux"), "abc", (size_t)3, NULL).error == -EPERM);
+	CHECK(get_host_xattr("xf", "trusted.t") < 0);
+	CHECK(get_host_xattr("xf", "security.capability") < 0);
+	/* set on the host: hidden, not readable, not removable */
+	CHECK(set_host_xattr("xf", "trusted.host", "xyz") == 0);
+	CHECK(req(FUSE_GETXATTR, f, &gx, sizeof(gx), S("trusted.host"), NULL).error == -ENODATA);
+	CHECK(req(FUSE_REMOVEXATTR, f, S("trusted.host"), NULL).error == -EPERM);
+	CHECK(get_host_xattr("xf", "trusted.host") == 3);
+	CHECK(req(FUSE_SETXATTR, f, &sx, (size_t)8, S("user.ok"), "abc", (size_t)3, NULL).error == 0);
+	r = req(FUSE_LISTXATTR, f, &gx, sizeof(gx), NULL);
+	CHECK(r.error == 0 && in_list(&r, "user.ok") && !in_list(&r, "trusted.host"));
+	gx.size = 0;
+	r = req(FUSE_LISTXATTR, f, &gx, sizeof(gx), NULL);
+	CHECK(r.error == 0 && ((struct fuse_getxattr_out *)r.data)->size == 8);
+	CHECK(req(FUSE_REMOVEXATTR, f, S("user.ok"), NULL).error == 0);
+}
+
+static void opt_prefix(struct options *o)
+{
+	o->xattr_prefix = "user.virtiofs.";
+}
+
+static void t_xattr_prefix(void)
+{
+	struct fuse_setxattr_in sx = { .size = 3 };
+	struct fuse_getxattr_in gx = { .size = 256 };
+	char longname[260];
+	struct reply r;
+	uint64_t f;
+
+	server_start_opts(false, 64, opt_prefix);
+	f = xattr_file("xp");
+	CHECK(f);
+	CHECK(set_host_xattr("xp", "user.plain", "hst") == 0);
+	CHECK(set_host_xattr("xp", "trusted.host", "hst") == 0);
+	/* every guest name lands under the prefix */
+	CHECK(req(FUSE_SETXATTR, f, &sx, (size_t)8, S("security.capability"), "cap", (size_t)3, NULL).error == 0);
+	CHECK(get_host_xattr("xp", "security.capability") < 0);
+	CHECK(get_host_xattr("xp", "user.virtiofs.security.capability") == 3);
+	CHECK(req(FUSE_SETXATTR, f, &sx, (size_t)8, S("trusted.t"), "tru", (size_t)3, NULL).error == 0);
+	CHECK(get_host_xattr("xp", "user.virtiofs.trusted.t") == 3);
+	r = req(FUSE_GETXATTR, f, &gx, sizeof(gx), S("security.capability"), NULL);
+	CHECK(r.error == 0 && r.len == 3 && !memcmp(r.data, "cap", 3));
+	/* host names outside the prefix are invisible */
+	CHECK(req(FUSE_GETXATTR, f, &gx, sizeof(gx), S("user.plain"), NULL).error == -ENODATA);
+	r = req(FUSE_LISTXATTR, f, &gx, sizeof(gx), NULL);
+	CHECK(r.error == 0 && r.len == sizeof("security.capability") + sizeof("trusted.t"));
+	CHECK(in_list(&r, "security.capability") && in_list(&r, "trusted.t"));
+	gx.size = 0;
+	r = req(FUSE_LISTXATTR, f, &gx, sizeof(gx), NULL);
+	CHECK(r.error == 0 && ((struct fuse_getxattr_out *)r.data)->size ==
+	      sizeof("security.capability") + sizeof("trusted.t"));
+	gx.size = 10;
+	CHECK(req(FUSE_LISTXATTR, f, &gx, sizeof(gx), NULL).error == -ERANGE);
+	CHECK(req(FUSE_REMOVEXATTR, f, S("trusted.t"), NULL).error == 0);
+	CHECK(get_host_xattr("xp", "user.virtiofs.trusted.t") < 0);
+	CHECK(req(FUSE_REMOVEXATTR, f, S("user.plain"), NULL).error == -ENODATA);
+	CHECK(get_host_xattr("xp", "user.plain") == 3);
+	/* too long once prefixed */
+	memset(longname, 'a', 250);
+	memcpy(longname, "user.", 5);
+	longname[250] = 0;
+	CHECK(req(FUSE_SETXATTR, f, &sx, (size_t)8, longname, (size_t)251, "abc", (size_t)3, NULL).error == -ERANGE);
+	server_start(false, 64);
+}
+
+/* A guest asking for more than its buffer holds gets ERANGE. */
+static void t_xattr_reply_room(void)
+{
+	struct fuse_getxattr_in gx = { .size = 4096 };
+	char big[117];
+	struct reply r;
+	uint64_t f;
+
+	server_start(false, 64);
+	f = xattr_file("xr");
+	CHECK(f);
+	memset(big, 'v', 116);
+	big[116] = 0;
+	CHECK(set_host_xattr("xr", "user.big", big) == 0);
+	CHECK(set_host_xattr("xr", "user.a_name_of_24_bytes", "v") == 0);
+	/* room for the header and 16 bytes, then for the header only */
+	req_out_max = sizeof(struct fuse_out_header) + 16;
+	r = req(FUSE_GETXATTR, f, &gx, sizeof(gx), S("user.big"), NULL);
+	CHECK(r.error == -ERANGE);
+	r = req(FUSE_LISTXATTR, f, &gx, sizeof(gx), NULL);
+	CHECK(r.error == -ERANGE);
+	req_out_max = sizeof(struct fuse_out_header);
+	r = req(FUSE_GETXATTR, f, &gx, sizeof(gx), S("user.big"), NULL);
+	CHECK(r.error == -ERANGE);
+	r = req(FUSE_LISTXATTR, f, &gx, sizeof(gx), NULL);
+	CHECK(r.error == -ERANGE);
+	req_out_max = 0;
+	r = req(FUSE_GETXATTR, f, &gx, sizeof(gx), S("user.big"), NULL);
+	CHECK(r.error == 0 && r.len == 116);
+}
+
+static mode_t host_mode(const char *name)
+{
+	char p[300];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", share, name);
+	return stat(p, &st) ? 0 : st.st_mode & 07777;
+}
+
+static void host_chmod(const char *name, mode_t m)
+{
+	char p[300];
+
+	snprintf(p, sizeof(p), "%s/%s", share, name);
+	chmod(p, m);
+}
+
+static uint64_t open_fh(uint64_t node, int flags)
+{
+	struct fuse_open_in oi = { .flags = flags };
+	struct reply r = req(FUSE_OPEN, node, &oi, sizeof(oi), NULL);
+
+	return r.error ? 0 : ((struct fuse_open_out *)r.data)->fh;
+}
+
+/* Writes and truncates clear setuid/setgid as for an unprivileged writer. */
+static void t_killpriv(void)
+{
+	struct fuse_write_in wi = { .size = 4,
+		.write_flags = FUSE_WRITE_KILL_SUIDGID };
+	struct fuse_setattr_in si = { .valid = FATTR_SIZE, .size = 1 };
+	struct fuse_fallocate_in fa = { .length = 8192 };
+	struct fuse_copy_file_range_in cr = { .len = 2 };
+	uint64_t f, g, fh, gh;
+	char p[300];
+
+	server_start(false, 64);
+	f = xattr_file("suid");
+	g = xattr_file("src");
+	CHECK(f && g);
+	snprintf(p, sizeof(p), "echo data > %s/src", share);
+	sh("%s", p);
+	host_chmod("suid", 04777);
+	fh = open_fh(f, O_WRONLY);
+	gh = open_fh(g, O_RDONLY);
+	CHECK(fh && gh);
+	wi.fh = fh;
+	req_uid = 1000;
+	CHECK(req(FUSE_WRITE, f, &wi, sizeof(wi), "abcd", (size_t)4, NULL).error == 0);
+	req_uid = 0;
+	CHECK(host_mode("suid") == 0777);
+	/* setgid with group execute goes too */
+	host_chmod("suid", 06777);
+	si.valid = FATTR_SIZE | FATTR_FH;
+	si.fh = fh;
+	CHECK(req(FUSE_SETATTR, f, &si, sizeof(si), NULL).error == 0);
+	CHECK(host_mode("suid") == 0777);
+	host_chmod("suid", 04777);
+	si.valid = FATTR_SIZE;
+	si.size = 0;
+	CHECK(req(FUSE_SETATTR, f, &si, sizeof(si), NULL).error == 0);
+	CHECK(host_mode("suid") == 0777);
+	host_chmod("suid", 04777);
+	fa.fh = fh;
+	CHECK(req(FUSE_FALLOCATE, f, &fa, sizeof(fa), NULL).error == 0);
+	CHECK(host_mode("suid") == 0777);
+	host_chmod("suid", 04777);
+	cr.fh_in = gh;
+	cr.fh_out = fh;
+	cr.nodeid_out = f;
+	CHECK(req(FUSE_COPY_FILE_RANGE, g, &cr, sizeof(cr), NULL).error == 0);
+	CHECK(host_mode("suid") == 0777);
+	host_chmod("suid", 04777);
+	{
+		uint64_t th = open_fh(f, O_WRONLY | O_TRUNC);
+		struct fuse_release_in rel = { .fh = th };
+
+		CHECK(th);
+		CHECK(host_mode("suid") == 0777);
+		req(FUSE_RELEASE, f, &rel, sizeof(rel), NULL);
+	}
+	/* CAP_FSETID came back: the thread's effective set is whole again */
+	{
+		FILE *f = fopen("/proc/thread-self/status", "r");
+		unsigned long long eff = 0;
+		char line[256];
+
+		while (f && fgets(line, sizeof(line), f))
+			sscanf(line, "CapEff: %llx", &eff);
+		if (f)
+			fclose(f);
+		CHECK(eff & (1ULL << 4));
+	}
+	/* a plain chmod by the guest still sets the bits */
+	si.valid = FATTR_MODE;
+	si.mode = 04755;
+	CHECK(req(FUSE_SETATTR, f, &si, sizeof(si), NULL).error == 0);
+	CHECK(host_mode("suid") == 04755);
+	server_start(false, 64);
+}
+
+static void opt_small_cap(struct options *o)
+{
+	o->max_files = 32;
+}
+
+/*
+ * 520 rounds of CREATE, RELEASE, UNLINK without FORGET: every unlink pins
+ * the victim's fd until FORGET. Pins and open files stop at the cap with
+ * ENFILE, the daemon's fds stay bounded, other requests keep working, and
+ * FORGET gives the room back.
+ */
+static void t_pin_cap(void)
+{
+	struct fuse_create_in ci = { .flags = O_RDWR | O_CREAT | O_EXCL,
+		.mode = S_IFREG | 0600 };
+	static uint64_t nodes[520];
+	int i, n = 0, before, enfile = 0, unlinked = 0, err;
+	struct fuse_getattr_in gi = { 0 };
+	uint64_t dir;
+	char name[32];
+
+	server_start_opts(false, 8, opt_small_cap);
+	sh("mkdir -p %s/pins && : > %s/pins/keep", share, share);
+	before = count_fds();
+	dir = lookup(1, "pins", &err);
+	CHECK(err == 0);
+	for (i = 0; i < 520; i++) {
+		struct fuse_release_in rel = { 0 };
+		struct reply r;
+		struct fuse_entry_out *e;
+
+		snprintf(name, sizeof(name), "p%d", i);
+		r = req(FUSE_CREATE, dir, &ci, sizeof(ci), name,
+			strlen(name) + 1, NULL);
+		if (r.error == -ENFILE) {
+			enfile++;
+			continue;
+		}
+		CHECK(r.error == 0);
+		e = r.data;
+		nodes[n++] = e->nodeid;
+		rel.fh = ((struct fuse_open_out *)(e + 1))->fh;
+		CHECK(req(FUSE_RELEASE, e->nodeid, &rel, sizeof(rel), NULL).error == 0);
+		r = req(FUSE_UNLINK, dir, name, strlen(name) + 1, NULL);
+		if (r.error == -ENFILE)
+			enfile++;
+		else if (r.error == 0)
+			unlinked++;
+		else
+			CHECK(0);
+	}
+	printf("     %d unlinked, %d ENFILE, %d fds more than before\n",
+	       unlinked, enfile, count_fds() - before);
+	CHECK(count_fds() - before <= 32 + 8 + 4);
+	CHECK(enfile > 0 && unlinked == 32);
+	/* no room for an open file either, but lookups and stats work */
+	{
+		uint64_t k = lookup(dir, "keep", &err);
+
+		CHECK(err == 0);
+		CHECK(open_fh(k, O_RDONLY) == 0);
+		CHECK(req(FUSE_GETATTR, k, &gi, sizeof(gi), NULL).error == 0);
+		forget(k, 1);
+	}
+	/* forgetting the unlinked inodes gives the room back */
+	for (i = 0; i < n; i++)
+		forget(nodes[i], 1);
+	CHECK(count_fds() - before <= 8 + 4);
+	{
+		struct reply r = req(FUSE_CREATE, dir, &ci, sizeof(ci),
+				     S("again"), NULL);
+
+		CHECK(r.error == 0);
+	}
+	sh("rm -rf %s/pins", share);
+	server_start(false, 64);
+}
+
+/* More mounts in the share than a fixed table had room for. */
+#define NMOUNTS	20
+static void many_mounts_check(void)
+{
+	unsigned long inodes, fds;
+	uint64_t dir;
+	char name[32];
+	int i, err;
+
+	server_start(false, 8);
+	dir = lookup(1, "mnt", &err);
+	CHECK(err == 0);
+	for (i = 0; i < NMOUNTS; i++) {
+		uint64_t m;
+
+		snprintf(name, sizeof(name), "m%d", i);
+		m = lookup(dir, name, &err);
+		CHECK(err == 0);
+		lookup(m, "f", &err);
+		CHECK(err == 0);
+	}
+	fuse_server__counts(srv, &inodes, &fds);
+	printf("     %lu inodes, %lu fds held\n", inodes, fds);
+	/* every mount's inodes have handles: the cache bounds the fds */
+	CHECK(fds <= 8 + 1);
+}
+
+static void t_many_mounts(void)
+{
+	int i;
+
+	sh("mkdir -p %s/mnt", share);
+	for (i = 0; i < NMOUNTS; i++)
+		sh("mkdir -p %s/mnt/m%d && mount -t tmpfs none %s/mnt/m%d && : > %s/mnt/m%d/f",
+		   share, i, share, i, share, i);
+	many_mounts_check();
+	/* the server's mount fds keep the mounts busy */
+	server_start(false, 64);
+	fuse_server__free(srv);
+	srv = NULL;
+	for (i = 0; i < NMOUNTS; i++) {
+		char cmd[400];
+
+		snprintf(cmd, sizeof(cmd), "umount %s/mnt/m%d", share, i);
+		/* a freed server keeps no mount busy */
+		CHECK(system(cmd) == 0);
+	}
+	sh("rm -rf %s/mnt", share);
+	server_start(false, 64);
 }
 
 int main(int argc, char **argv)
@@ -756,6 +1338,12 @@ int main(int argc, char **argv)
 	run("vring: event idx", t_vring_event_idx);
 
 	umask(0);
+	/* the mount tests' tmpfs mounts stay in a namespace of our own */
+	if (unshare(CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) {
+		perror("unit-tests: a private mount namespace (needs root)");
+		return 1;
+	}
 	if (!mkdtemp(tmpdir)) {
 		perror("mkdtemp");
 		return 1;
@@ -777,6 +1365,15 @@ int main(int argc, char **argv)
 	run("fuse: bounded fd cache", t_fuse_fd_cache);
 	run("fuse: readonly", t_fuse_readonly);
 	run("fuse: destroy then requests", t_fuse_uninitialized);
+	run("checks: stale inode numbers are not reused", t_stale_inode_reuse);
+	run("checks: MKNOD of devices refused", t_mknod_devices);
+	run("checks: nosuid/nodev warning", t_mount_warning);
+	run("checks: xattr names the host honours refused", t_xattr_filter);
+	run("checks: --xattr-prefix", t_xattr_prefix);
+	run("checks: xattr reply longer than the buffer", t_xattr_reply_room);
+	run("checks: killpriv on write and truncate", t_killpriv);
+	run("checks: pinned and open files capped", t_pin_cap);
+	run("checks: more mounts than 16", t_many_mounts);
 	fuse_server__free(srv);
 	sh("rm -rf %s", tmpdir);
 

@@ -739,9 +739,9 @@ static void t_sandbox_layers(void)
 	eff = strtoull(val, NULL, 16);
 	CHECK(status_line(child, "CapBnd", val, sizeof(val)));
 	bnd = strtoull(val, NULL, 16);
-	/* CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID SETGID SETUID MKNOD SETFCAP */
-	CHECK(eff == 0x880000dfULL);
-	CHECK(bnd == 0x880000dfULL);
+	/* CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID SETGID SETUID */
+	CHECK(eff == 0xdfULL);
+	CHECK(bnd == 0xdfULL);
 	CHECK(status_line(child, "NoNewPrivs", val, sizeof(val)) &&
 	      atoi(val) == 1);
 	CHECK(status_line(child, "Seccomp", val, sizeof(val)));
@@ -813,12 +813,12 @@ static void t_modes(void)
 		CHECK(sandboxed_pid() == 0);		/* no pid namespace */
 		CHECK(status_line(daemon_pid, "CapEff", val, sizeof(val)));
 		if (i == 1) {
-			CHECK(strtoull(val, NULL, 16) == 0x880000dfULL);
+			CHECK(strtoull(val, NULL, 16) == 0xdfULL);
 			snprintf(path, sizeof(path), "/proc/%d/root/file",
 				 daemon_pid);
 			CHECK(access(path, F_OK) == 0);
 		} else {
-			CHECK(strtoull(val, NULL, 16) != 0x880000dfULL);
+			CHECK(strtoull(val, NULL, 16) != 0xdfULL);
 		}
 		CHECK(status_line(daemon_pid, "Seccomp", val, sizeof(val)) &&
 		      atoi(val) == 2);
@@ -827,6 +827,22 @@ static void t_modes(void)
 	}
 }
 
+
+/* --allow-devices keeps CAP_MKNOD, and only it adds to the set. */
+static void t_allow_devices_cap(void)
+{
+	char val[128];
+	pid_t child;
+
+	restart("--allow-devices");
+	CHECK(!test_failed);
+	child = sandboxed_pid();
+	CHECK(child > 0);
+	CHECK(status_line(child, "CapEff", val, sizeof(val)));
+	CHECK(strtoull(val, NULL, 16) == (0xdfULL | 1ULL << 27));
+	CHECK(status_line(child, "CapBnd", val, sizeof(val)));
+	CHECK(strtoull(val, NULL, 16) == (0xdfULL | 1ULL << 27));
+}
 
 /*
  * A system call outside the allow-list ends the daemon with a message
@@ -891,6 +907,7 @@ void vu_tests(const char *daemon)
 	test_run("sandbox: '..' out of a directory moved off the share", t_moved_dir);
 	test_run("sandbox: namespaces, root, capabilities, seccomp", t_sandbox_layers);
 	test_run("sandbox: every mode serves, xattrs too", t_modes);
+	test_run("sandbox: --allow-devices keeps CAP_MKNOD", t_allow_devices_cap);
 	test_run("sandbox: a forbidden system call ends the daemon", t_forbidden_syscall);
 	cleanup();
 }
