@@ -5,7 +5,8 @@
  * Confinement: every object is reached from an inode's O_PATH fd and a
  * single, checked name component with an *at() call; symlinks are never
  * followed (O_NOFOLLOW, AT_SYMLINK_NOFOLLOW, or AT_EMPTY_PATH on our own
- * fd). The only paths built here are /proc/self/fd/N re-opens of fds we own.
+ * fd). The only paths built here are /proc/self/fd/N re-opens of fds we own,
+ * relative to an fd on /proc/self/fd or to the working directory.
  *
  * Credentials: objects are created with the caller's fsuid/fsgid, set per
  * thread with the raw setfsuid/setfsgid system calls (which, unlike
@@ -366,9 +367,15 @@ static void *out_reserve(struct req *r, size_t size)
 	return p;
 }
 
-static void proc_name(char *buf, size_t len, int fd)
+/*
+ * For the path-based xattr calls. After pivot_root no absolute path
+ * reaches /proc: the sandbox then leaves the working directory there.
+ */
+static void proc_name(const struct fuse_server *s, char *buf, size_t len,
+		      int fd)
 {
-	snprintf(buf, len, "/proc/self/fd/%d", fd);
+	snprintf(buf, len, s->opt->proc_is_cwd ? "%d" : "/proc/self/fd/%d",
+		 fd);
 }
 
 /*
@@ -1207,7 +1214,7 @@ static int op_setxattr(struct req *r, struct inode *ino)
 	err = xattr_host_name(r->srv, name, hbuf, sizeof(hbuf), &host);
 	if (err)
 		return err;
-	proc_name(path, sizeof(path), inode__fd(ino));
+	proc_name(r->srv, path, sizeof(path), inode__fd(ino));
 	return setxattr(path, host, r->arg, in->size, in->flags) ? -errno : 0;
 }
 
@@ -1253,7 +1260,7 @@ static int op_getxattr(struct req *r, struct inode *ino)
 	if (err)
 		return err == -EPERM ? -ENODATA : err;
 	room = in->size < r->out_max ? in->size : r->out_max;
-	proc_name(path, sizeof(path), inode__fd(ino));
+	proc_name(r->srv, path, sizeof(path), inode__fd(ino));
 	/* a room of 0 would ask for the size: ask, then see if it fits */
 	n = getxattr(path, host, room ? r->out : NULL, room);
 	if (n < 0)
@@ -1273,7 +1280,7 @@ static int op_listxattr(struct req *r, struct inode *ino)
 		return -ENOSYS;
 	if (!in)
 		return -EINVAL;
-	proc_name(path, sizeof(path), inode__fd(ino));
+	proc_name(r->srv, path, sizeof(path), inode__fd(ino));
 	/* the host's whole list (at most XATTR_LIST_MAX), then the guest's */
 	n = listxattr(path, list, r->ctx->dirbuf_cap);
 	if (n < 0)
@@ -1311,7 +1318,7 @@ static int op_removexattr(struct req *r, struct inode *ino)
 	err = xattr_host_name(r->srv, name, hbuf, sizeof(hbuf), &host);
 	if (err)
 		return err;
-	proc_name(path, sizeof(path), inode__fd(ino));
+	proc_name(r->srv, path, sizeof(path), inode__fd(ino));
 	return removexattr(path, host) ? -errno : 0;
 }
 

@@ -16,11 +16,13 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "dispatch.h"
 #include "fuse_server.h"
+#include "sandbox.h"
 #include "vhost_user.h"
 
 static struct options opt = {
@@ -33,9 +35,12 @@ static struct options opt = {
 	.workers = 1,
 	.queue_size = VRING_MAX_SIZE,
 	.fd_cache = 2048,
+	.backend_timeout = 30,
+	.sandbox = SANDBOX_NAMESPACE,
+	.seccomp = SECCOMP_TRAP,
 };
 
-static int sigfd = -1;
+static int sigfd = -1, stats_fd = -1;
 static bool stop_requested;
 
 static void usage(FILE *f)
@@ -55,6 +60,8 @@ static void usage(FILE *f)
 "  --workers=N            worker threads for request and hiprio queues (1)\n"
 "  --queue-size=N         largest queue accepted, up to 1024 (default 1024)\n"
 "  --fd-cache=N           O_PATH fds kept open for known inodes (2048)\n"
+"  --backend-timeout=S    hang up on a frontend that leaves the backend\n"
+"                         channel full for S seconds (30; 0 = never)\n"
 "  --max-files=N          open files + inodes pinned with an fd; beyond it\n"
 "                         ENFILE (default: from the open-file limit)\n"
 "  --xattr-prefix=P       keep guest xattr names under P on the host (P must\n"
@@ -68,6 +75,14 @@ static void usage(FILE *f)
 "  --stats                print per-queue counters to stderr at exit\n"
 "  --stats-file=FILE      write them to FILE at exit and on SIGUSR1\n"
 "  --persistent           keep serving new frontends after a disconnect\n"
+"  --sandbox=namespace|chroot|none  namespaces and pivot_root into the\n"
+"                         share (default), chroot only, or nothing; the\n"
+"                         first two need root and limit capabilities\n"
+"  --seccomp=trap|kill|none  system-call allow-list: a forbidden call\n"
+"                         ends the daemon with a message (trap, default),\n"
+"                         silently (kill), or no filter\n"
+"  --test-forbidden-syscall[=uname|fork]  test knob: once the sandbox is\n"
+"                         up, call uname or fork, which it forbids\n"
 "  --debug                log every request that fails to stderr\n"
 "  --help                 this text\n");
 }
@@ -126,7 +141,8 @@ enum {
 	O_SOCKET = 256, O_SHARED, O_TAG, O_READONLY, O_CACHE, O_WB, O_NOWB,
 	O_XATTR, O_NOXATTR, O_RQ, O_SQ, O_SBIT, O_WORKERS, O_QSIZE, O_STATS,
 	O_STATSFILE, O_PERSIST, O_HELP, O_FDCACHE, O_DEBUG, O_SYNCLATE,
-	O_FAULTS, O_MAXFILES, O_XPREFIX, O_ALLOWDEV,
+	O_FAULTS, O_SANDBOX, O_SECCOMP, O_TESTSYSCALL, O_BTIMEOUT,
+	O_MAXFILES, O_XPREFIX, O_ALLOWDEV,
 };
 
 static void parse_args(int argc, char **argv)
@@ -153,6 +169,11 @@ static void parse_args(int argc, char **argv)
 		{ "debug", no_argument, NULL, O_DEBUG },
 		{ "sync-late", required_argument, NULL, O_SYNCLATE },
 		{ "faults", no_argument, NULL, O_FAULTS },
+		{ "sandbox", required_argument, NULL, O_SANDBOX },
+		{ "backend-timeout", required_argument, NULL, O_BTIMEOUT },
+		{ "seccomp", required_argument, NULL, O_SECCOMP },
+		{ "test-forbidden-syscall", optional_argument, NULL,
+		  O_TESTSYSCALL },
 		{ "max-files", required_argument, NULL, O_MAXFILES },
 		{ "xattr-prefix", required_argument, NULL, O_XPREFIX },
 		{ "allow-devices", no_argument, NULL, O_ALLOWDEV },
@@ -240,6 +261,39 @@ static void parse_args(int argc, char **argv)
 		case O_FAULTS:
 			opt.faults = true;
 			break;
+		case O_SANDBOX:
+			if (!strcmp(optarg, "namespace"))
+				opt.sandbox = SANDBOX_NAMESPACE;
+			else if (!strcmp(optarg, "chroot"))
+				opt.sandbox = SANDBOX_CHROOT;
+			else if (!strcmp(optarg, "none"))
+				opt.sandbox = SANDBOX_NONE;
+			else
+				die_usage("--sandbox=%s: expected namespace, chroot or none",
+					  optarg);
+			break;
+		case O_SECCOMP:
+			if (!strcmp(optarg, "trap"))
+				opt.seccomp = SECCOMP_TRAP;
+			else if (!strcmp(optarg, "kill"))
+				opt.seccomp = SECCOMP_KILL;
+			else if (!strcmp(optarg, "none"))
+				opt.seccomp = SECCOMP_NONE;
+			else
+				die_usage("--seccomp=%s: expected trap, kill or none",
+					  optarg);
+			break;
+		case O_BTIMEOUT:
+			opt.backend_timeout = parse_uint("backend-timeout",
+							 optarg, 0, 86400);
+			break;
+		case O_TESTSYSCALL:
+			opt.test_forbidden_syscall = optarg ? optarg : "uname";
+			if (strcmp(opt.test_forbidden_syscall, "uname") &&
+			    strcmp(opt.test_forbidden_syscall, "fork"))
+				die_usage("--test-forbidden-syscall=%s: expected uname or fork",
+					  optarg);
+			break;
 		case O_MAXFILES:
 			opt.max_files = parse_uint("max-files", optarg, 16,
 						   1000000);
@@ -277,24 +331,28 @@ static void parse_args(int argc, char **argv)
 		die_usage("%s", "too many queues");
 }
 
+/*
+ * The sandbox hides the host's paths, so the file is opened at start and
+ * rewritten in place.
+ */
 static void write_stats(void)
 {
-	if (opt.stats_file) {
-		char tmp[4096];
-		FILE *f;
+	FILE *f;
+	int fd;
 
-		snprintf(tmp, sizeof(tmp), "%s.tmp", opt.stats_file);
-		int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			      0644);
-
-		f = fd >= 0 ? fdopen(fd, "w") : NULL;
-		if (f) {
-			dispatch__stats_print(f);
-			fclose(f);
-			rename(tmp, opt.stats_file);
-		} else {
-			fprintf(stderr, "vhost-user-fs: %s: %m\n", tmp);
-		}
+	if (stats_fd < 0)
+		return;
+	fd = dup(stats_fd);
+	f = fd >= 0 && !ftruncate(stats_fd, 0) &&
+		lseek(stats_fd, 0, SEEK_SET) == 0 ? fdopen(fd, "w") : NULL;
+	if (f) {
+		dispatch__stats_print(f);
+		if (fclose(f))
+			fprintf(stderr, "vhost-user-fs: %s: %m\n", opt.stats_file);
+	} else {
+		fprintf(stderr, "vhost-user-fs: %s: %m\n", opt.stats_file);
+		if (fd >= 0)
+			close(fd);
 	}
 }
 
@@ -391,6 +449,15 @@ int main(int argc, char **argv)
 	fd_limits();
 	/* the guest kernel applies the caller's umask before sending modes */
 	umask(0);
+	if (opt.stats_file) {
+		stats_fd = open(opt.stats_file, O_WRONLY | O_CREAT | O_CLOEXEC,
+				0644);
+		if (stats_fd < 0) {
+			fprintf(stderr, "vhost-user-fs: %s: %m\n",
+				opt.stats_file);
+			return 1;
+		}
+	}
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
@@ -400,15 +467,37 @@ int main(int argc, char **argv)
 	/* blocked before any thread exists, so every thread inherits it */
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+
+	/* the socket lives outside the share: listen before the sandbox */
+	lfd = listen_on(opt.socket_path);
+	if (lfd < 0)
+		return 1;
+	if (sandbox__enter(&opt))
+		goto fail;
 	sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sigfd < 0) {
 		perror("vhost-user-fs: signalfd");
-		return 1;
+		goto fail;
 	}
-
 	srv = fuse_server__new(&opt);
-	if (!srv)
-		return 1;
+	if (!srv || sandbox__lock(&opt))
+		goto fail;
+	opt.proc_is_cwd = opt.sandbox != SANDBOX_NONE;
+	if (opt.test_forbidden_syscall) {
+		const char *call = opt.test_forbidden_syscall;
+
+		fprintf(stderr, "vhost-user-fs: test: calling %s\n", call);
+		if (!strcmp(call, "fork")) {
+			pid_t pid = fork();
+
+			if (!pid)
+				_exit(0);
+		} else {
+			syscall(SYS_uname, NULL);
+		}
+		fprintf(stderr, "vhost-user-fs: test: %s was allowed\n", call);
+		goto fail;
+	}
 	dev.opt = &opt;
 	dev.srv = srv;
 	dev.backend_fd = -1;
@@ -422,10 +511,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vhost-user-fs: cannot start workers\n");
 		return 1;
 	}
-
-	lfd = listen_on(opt.socket_path);
-	if (lfd < 0)
-		return 1;
 
 	for (;;) {
 		int fd = accept_frontend(lfd);
@@ -443,9 +528,15 @@ int main(int argc, char **argv)
 			break;
 	}
 	close(lfd);
-	unlink(opt.socket_path);
+	/* with a namespace sandbox our parent does it; chroot cannot */
+	if (opt.sandbox == SANDBOX_NONE)
+		unlinkat(AT_FDCWD, opt.socket_path, 0);
 	write_stats();
 	if (opt.stats)
 		dispatch__stats_print(stderr);
 	return ret;
+fail:
+	if (opt.sandbox == SANDBOX_NONE)
+		unlinkat(AT_FDCWD, opt.socket_path, 0);
+	return 1;
 }

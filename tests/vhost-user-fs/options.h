@@ -5,6 +5,8 @@
 #include <stdbool.h>
 
 enum cache_mode { CACHE_NEVER, CACHE_AUTO, CACHE_ALWAYS };
+enum sandbox_mode { SANDBOX_NAMESPACE, SANDBOX_CHROOT, SANDBOX_NONE };
+enum seccomp_mode { SECCOMP_TRAP, SECCOMP_KILL, SECCOMP_NONE };
 
 struct options {
 	const char *socket_path;
@@ -19,8 +21,13 @@ struct options {
 	bool persistent;
 	bool debug;
 	bool faults;
+	const char *test_forbidden_syscall;	/* NULL, "uname" or "fork" */
+	/* set by the sandbox: the working directory is /proc/self/fd */
+	bool proc_is_cwd;
 	bool allow_devices;		/* MKNOD of block and char devices */
 	enum cache_mode cache;
+	enum sandbox_mode sandbox;
+	enum seccomp_mode seccomp;
 	unsigned int request_queues;
 	unsigned int sync_queues;
 	unsigned int sync_bit;
@@ -28,6 +35,7 @@ struct options {
 	unsigned int queue_size;
 	unsigned int fd_cache;
 	unsigned int sync_late;
+	unsigned int backend_timeout;	/* seconds, 0 = wait for good */
 	unsigned int max_files;		/* open + pinned files, 0 = from rlimit */
 };
 

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fuse_server.h"
@@ -272,9 +273,32 @@ static int reply_u64(struct fs_dev *dev, struct vu_msg *m, uint64_t v)
 
 /* ---- signalling ---- */
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/*
+ * A frontend that stops reading the backend channel would keep a worker
+ * here for good: after --backend-timeout seconds without room, take it for
+ * dead and hang up, as when its socket breaks.
+ */
+static int backend_stalled(struct fs_dev *dev)
+{
+	fprintf(stderr, "vhost-user-fs: the frontend has not read the backend channel for %u s: disconnecting\n",
+		dev->opt->backend_timeout);
+	shutdown(dev->sock, SHUT_RDWR);
+	return -EPIPE;
+}
+
 static int backend_write(struct fs_dev *dev, const void *buf, size_t len,
 			 bool may_block)
 {
+	long long deadline = 0;
+
 	for (;;) {
 		struct pollfd p;
 		ssize_t n;
@@ -295,6 +319,14 @@ static int backend_write(struct fs_dev *dev, const void *buf, size_t len,
 			continue;
 		if (!may_block)
 			return -EAGAIN;
+		if (dev->opt->backend_timeout) {
+			long long t = now_ms();
+
+			if (!deadline)
+				deadline = t + 1000LL * dev->opt->backend_timeout;
+			else if (t >= deadline)
+				return backend_stalled(dev);
+		}
 		p.fd = fd;
 		p.events = POLLOUT;
 		if (poll(&p, 1, 1000) < 0 && errno != EINTR)
@@ -476,11 +508,29 @@ static void refresh_types(struct fs_dev *dev)
 		(dev->features & BIT(dev->opt->sync_bit));
 	for (i = 0; i < FS_MAX_QUEUES; i++) {
 		struct fs_queue *q = &dev->q[i];
+		bool ev = dev->features & BIT(F_EVENT_IDX), remap;
 
 		pthread_mutex_lock(&q->lock);
 		q->type = dispatch__queue_type(dev, i);
-		q->vr.event_idx = dev->features & BIT(F_EVENT_IDX);
+		remap = q->addr_set && q->vr.event_idx != ev;
+		if (!remap)
+			q->vr.event_idx = ev;
 		pthread_mutex_unlock(&q->lock);
+		if (!remap)
+			continue;
+		/*
+		 * EVENT_IDX came or went after the rings were checked: used_event
+		 * and avail_event are 2 bytes past what was checked without
+		 * it, so check the rings again (a failure leaves the queue
+		 * unset, as a bad SET_VRING_ADDR does).
+		 */
+		dispatch__pause(q);
+		pthread_mutex_lock(&q->lock);
+		if (q->addr_set && queue_map(dev, q))
+			fprintf(stderr, "vhost-user-fs: queue %u unusable with the features 0x%llx\n",
+				q->index, (unsigned long long)dev->features);
+		pthread_mutex_unlock(&q->lock);
+		dispatch__resume(q);
 	}
 }
 

@@ -497,6 +497,396 @@ static void t_sync_late(void)
 	CHECK(strstr(buf, "queue=2 type=sync requests=2 inline=1 late=1 errors=0 "));
 }
 
+/* A fresh daemon with EXTRA, connected and set up as t_setup_rings does. */
+static void restart(const char *extra)
+{
+	cleanup();
+	strcpy(dir, "/tmp/vufs-vu-XXXXXX");
+	memset(avail_idx, 0, sizeof(avail_idx));
+	extra_arg = extra;
+	t_handshake();
+}
+
+/* INIT, then a LOOKUP on the sync queue: the error, and the nodeid. */
+static void fuse_init_sync(void)
+{
+	struct fuse_init_in init = { .major = 7, .minor = 41 };
+	struct fuse_out_header *oh;
+
+	*used_event(2) = 0x8000;
+	oh = submit(2, FUSE_INIT, 0, &init, sizeof(init), 4096);
+	if (kick(2) || oh->error)
+		test_failed = true;
+}
+
+static int lookup(uint64_t parent, const char *name, uint64_t *nodeid)
+{
+	struct fuse_out_header *oh;
+	struct fuse_entry_out *e;
+
+	oh = submit(2, FUSE_LOOKUP, parent, name, strlen(name) + 1, 512);
+	if (kick(2))
+		return -EIO;
+	e = (struct fuse_entry_out *)(oh + 1);
+	*nodeid = oh->error ? 0 : e->nodeid;
+	return oh->error;
+}
+
+/*
+ * The host moves a directory the guest knows out of the share: ".." from
+ * it must not lead to the share's parent, where "secret" lives.
+ */
+static void t_moved_dir(void)
+{
+	char from[400], to[400], path[400];
+	uint64_t d, inner, up, top, sec;
+	int err;
+
+	restart("--workers=1");
+	CHECK(!test_failed);
+	snprintf(from, sizeof(from), "%s/dir", share);
+	snprintf(path, sizeof(path), "%s/dir/inner", share);
+	CHECK(mkdir(from, 0755) == 0 && mkdir(path, 0755) == 0);
+	snprintf(path, sizeof(path), "%s/secret", dir);
+	CHECK(close(open(path, O_CREAT | O_WRONLY, 0600)) == 0);
+	t_setup_rings();
+	CHECK(!test_failed);
+	fuse_init_sync();
+	CHECK(!test_failed);
+	CHECK(lookup(1, "dir", &d) == 0);
+	CHECK(lookup(d, "inner", &inner) == 0);
+	snprintf(from, sizeof(from), "%s/dir", share);
+	snprintf(to, sizeof(to), "%s/dir", dir);
+	CHECK(rename(from, to) == 0);			/* mv share/dir .. */
+	/* dir/inner/../.. then secret: some step must fail */
+	err = lookup(inner, "..", &up);
+	if (!err) {
+		CHECK(up == d);
+		err = lookup(up, "..", &top);
+	}
+	if (!err) {
+		/* the share's parent: its secret must stay out of reach */
+		CHECK(top != 1);
+		err = lookup(top, "secret", &sec);
+		CHECK(err != 0);
+	}
+	CHECK(err == -ENOENT);
+	/* and straight from the moved directory */
+	CHECK(lookup(d, "..", &top) == -ENOENT);
+	CHECK(kill(daemon_pid, 0) == 0);
+}
+
+/*
+ * EVENT_IDX negotiated after the rings were set: queue 2's used ring ends
+ * exactly at the end of guest memory, which is fine without EVENT_IDX but
+ * leaves no room for avail_event with it. The device must check again and
+ * stop using the queue rather than write past the region.
+ */
+static void t_late_event_idx(void)
+{
+	uint64_t f = (1ULL << 32) | (1ULL << 30) | (1ULL << 1);
+	uint64_t fev = f | (1ULL << 29);
+	struct { uint32_t n, pad; uint64_t gpa, size, uva, off; } mt = {
+		1, 0, MEM_GPA, MEM_SIZE, MEM_GPA, 0 };
+	uint32_t used_off = MEM_SIZE - (4 + 8 * QSIZE);
+	struct vring_used *used;
+	struct fuse_init_in init = { .major = 7, .minor = 41 };
+	struct fuse_getattr_in gi = { 0 };
+	unsigned int q;
+
+	restart("--workers=1");
+	CHECK(!test_failed);
+	CHECK(acked(2, &f, 8, -1) == 0);
+	memfd = memfd_create("guest", MFD_CLOEXEC);
+	CHECK(memfd >= 0 && ftruncate(memfd, MEM_SIZE) == 0);
+	mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	CHECK(mem != MAP_FAILED);
+	CHECK(acked(5, &mt, sizeof(mt), memfd) == 0);
+	used = (struct vring_used *)(mem + used_off);
+	for (q = 0; q < 3; q++) {
+		struct vq v = vq_of(q);
+		uint32_t st[2] = { q, QSIZE }, base[2] = { q, 0 }, en[2] = { q, 1 };
+		struct { uint32_t idx, flags; uint64_t desc, used, avail, log; }
+			__attribute__((packed)) a = { q, 0, v.gpa_desc,
+				q == 2 ? MEM_GPA + used_off : v.gpa_used,
+				v.gpa_avail, 0 };
+
+		CHECK(acked(8, st, 8, -1) == 0);
+		CHECK(acked(10, base, 8, -1) == 0);
+		CHECK(acked(9, &a, sizeof(a), -1) == 0);
+		CHECK(acked(18, en, 8, -1) == 0);
+	}
+	vq_of(2).avail->flags = VRING_AVAIL_F_NO_INTERRUPT;
+	submit(2, FUSE_INIT, 0, &init, sizeof(init), 4096);
+	CHECK(kick(2) == 0);
+	CHECK(__atomic_load_n(&used->idx, __ATOMIC_ACQUIRE) == 1);
+	/* now with EVENT_IDX: the ring no longer fits */
+	CHECK(acked(2, &fev, 8, -1) == 0);
+	submit(2, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
+	CHECK(kick(2) == 0);
+	CHECK(kill(daemon_pid, 0) == 0);
+	CHECK(__atomic_load_n(&used->idx, __ATOMIC_ACQUIRE) == 1);
+	/* the other queues go on */
+	submit(1, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
+	CHECK(kick(1) == 0);
+	CHECK(pipe_has_call(1, 5000));
+	CHECK(__atomic_load_n(&vq_of(1).used->idx, __ATOMIC_ACQUIRE) == 1);
+}
+
+/* Waits (bounded) for queue q's used index to reach idx. */
+static bool used_reaches(unsigned int q, uint16_t idx)
+{
+	int i;
+
+	for (i = 0; i < 5000; i++) {
+		if (__atomic_load_n(&vq_of(q).used->idx, __ATOMIC_ACQUIRE) == idx)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/*
+ * A frontend that never reads the backend channel: once it is full, the
+ * worker waiting for room gives up after --backend-timeout and the daemon
+ * hangs up instead of keeping that worker for good.
+ */
+static void t_backend_stall(void)
+{
+	uint64_t f = (1ULL << 32) | (1ULL << 30) | (1ULL << 1);
+	struct fuse_init_in init = { .major = 7, .minor = 41 };
+	struct fuse_getattr_in gi = { 0 };
+	struct pollfd p;
+	uint8_t junk[64];
+	int i;
+
+	restart("--backend-timeout=1");
+	CHECK(!test_failed);
+	t_setup_rings();
+	CHECK(!test_failed);
+	/* no EVENT_IDX: a signal for every drained batch */
+	CHECK(acked(2, &f, 8, -1) == 0);
+	CHECK(fcntl(pipe_rd, F_SETPIPE_SZ, 4096) > 0);
+	submit(1, FUSE_INIT, 0, &init, sizeof(init), 4096);
+	CHECK(kick(1) == 0);
+	CHECK(used_reaches(1, 1));
+	/* 4096 bytes hold 204 VRING_CALLs; the next ones find no room */
+	for (i = 2; i < 300; i++) {
+		submit(1, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
+		if (kick(1))
+			break;
+		if (!used_reaches(1, i))
+			break;
+	}
+	/* the daemon hangs up: EOF on the socket, not a worker lost for good */
+	p = (struct pollfd){ sock, POLLIN, 0 };
+	CHECK(poll(&p, 1, 20000) == 1);
+	CHECK(read(sock, junk, sizeof(junk)) <= 0);
+	CHECK(kill(daemon_pid, 0) == 0);
+}
+
+/* The running daemon's process in the sandbox (its child), or 0. */
+static pid_t sandboxed_pid(void)
+{
+	char path[64];
+	FILE *f;
+	int pid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", daemon_pid,
+		 daemon_pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &pid) != 1)
+		pid = 0;
+	fclose(f);
+	return pid;
+}
+
+static bool status_line(pid_t pid, const char *key, char *val, size_t len)
+{
+	char path[64], line[256];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, strlen(key)) &&
+		    line[strlen(key)] == ':') {
+			snprintf(val, len, "%s", line + strlen(key) + 1);
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* What each layer leaves: namespaces, the share as root, capabilities. */
+static void t_sandbox_layers(void)
+{
+	char val[128], path[400];
+	unsigned long long eff, bnd;
+	int child, pid1, seccomp;
+
+	child = sandboxed_pid();
+	CHECK(child > 0);
+	CHECK(status_line(child, "NSpid", val, sizeof(val)));
+	CHECK(sscanf(val, "%d %d", &pid1, &pid1) == 2 && pid1 == 1);
+	CHECK(status_line(child, "CapEff", val, sizeof(val)));
+	eff = strtoull(val, NULL, 16);
+	CHECK(status_line(child, "CapBnd", val, sizeof(val)));
+	bnd = strtoull(val, NULL, 16);
+	/* CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID SETGID SETUID */
+	CHECK(eff == 0xdfULL);
+	CHECK(bnd == 0xdfULL);
+	CHECK(status_line(child, "NoNewPrivs", val, sizeof(val)) &&
+	      atoi(val) == 1);
+	CHECK(status_line(child, "Seccomp", val, sizeof(val)));
+	seccomp = atoi(val);
+	CHECK(seccomp == 2);
+	/* its root is the share: the share's files, none of the host's */
+	snprintf(path, sizeof(path), "/proc/%d/root/dir/inner", child);
+	CHECK(access(path, F_OK) && errno == ENOENT);	/* moved away */
+	snprintf(path, sizeof(path), "/proc/%d/root/etc/passwd", child);
+	CHECK(access(path, F_OK) && errno == ENOENT);
+	snprintf(path, sizeof(path), "/proc/%d/root/secret", child);
+	CHECK(access(path, F_OK) && errno == ENOENT);
+}
+
+/* What the daemon does at exit is in the allow-list too: a clean exit. */
+static void modes_exit(bool sock_removed)
+{
+	int status = -1;
+
+	close(sock);
+	sock = -1;
+	kill(daemon_pid, SIGTERM);
+	CHECK(waitpid(daemon_pid, &status, 0) == daemon_pid);
+	daemon_pid = 0;
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* chroot cannot remove it (README) */
+	CHECK(!sock_removed || (access(sock_path, F_OK) && errno == ENOENT));
+}
+
+/*
+ * Every mode serves, xattrs included (they go through /proc/self/fd,
+ * relative to the working directory); chroot limits capabilities too.
+ */
+static void t_modes(void)
+{
+	static const char *const modes[] = {
+		"--sandbox=namespace", "--sandbox=chroot", "--sandbox=none" };
+	char val[128], path[400];
+	unsigned int i;
+	uint64_t n;
+
+	for (i = 0; i < 3; i++) {
+		restart(modes[i]);
+		CHECK(!test_failed);
+		snprintf(path, sizeof(path), "%s/file", share);
+		CHECK(close(open(path, O_CREAT | O_WRONLY, 0600)) == 0);
+		t_setup_rings();
+		CHECK(!test_failed);
+		fuse_init_sync();
+		CHECK(!test_failed);
+		CHECK(lookup(1, "file", &n) == 0 && n > 1);
+		{
+			struct fuse_getxattr_in gx = { .size = 0 };
+			char arg[sizeof(gx) + 16];
+			struct fuse_out_header *oh;
+
+			memcpy(arg, &gx, sizeof(gx));
+			strcpy(arg + sizeof(gx), "user.none");
+			oh = submit(2, FUSE_GETXATTR, n, arg,
+				    sizeof(gx) + strlen("user.none") + 1, 256);
+			CHECK(kick(2) == 0);
+			CHECK(oh->error == -ENODATA);
+		}
+		if (i == 0) {
+			CHECK(sandboxed_pid() > 0);	/* see t_sandbox_layers */
+			modes_exit(true);
+			continue;
+		}
+		CHECK(sandboxed_pid() == 0);		/* no pid namespace */
+		CHECK(status_line(daemon_pid, "CapEff", val, sizeof(val)));
+		if (i == 1) {
+			CHECK(strtoull(val, NULL, 16) == 0xdfULL);
+			snprintf(path, sizeof(path), "/proc/%d/root/file",
+				 daemon_pid);
+			CHECK(access(path, F_OK) == 0);
+		} else {
+			CHECK(strtoull(val, NULL, 16) != 0xdfULL);
+		}
+		CHECK(status_line(daemon_pid, "Seccomp", val, sizeof(val)) &&
+		      atoi(val) == 2);
+		modes_exit(i != 1);
+		CHECK(!test_failed);
+	}
+}
+
+
+/* --allow-devices keeps CAP_MKNOD, and only it adds to the set. */
+static void t_allow_devices_cap(void)
+{
+	char val[128];
+	pid_t child;
+
+	restart("--allow-devices");
+	CHECK(!test_failed);
+	child = sandboxed_pid();
+	CHECK(child > 0);
+	CHECK(status_line(child, "CapEff", val, sizeof(val)));
+	CHECK(strtoull(val, NULL, 16) == (0xdfULL | 1ULL << 27));
+	CHECK(status_line(child, "CapBnd", val, sizeof(val)));
+	CHECK(strtoull(val, NULL, 16) == (0xdfULL | 1ULL << 27));
+}
+
+/*
+ * A system call outside the allow-list ends the daemon with a message
+ * naming it, and status 159 (128 + SIGSYS).
+ */
+static void forbidden_syscall(const char *knob)
+{
+	char out[2048] = { 0 }, sock_arg[340], share_arg[340];
+	int fds[2], status = -1;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	cleanup();
+	strcpy(dir, "/tmp/vufs-vu-XXXXXX");
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(sock_arg, sizeof(sock_arg), "--socket-path=%s/sock", dir);
+	snprintf(share_arg, sizeof(share_arg), "--shared-dir=%s", dir);
+	CHECK(pipe2(fds, O_CLOEXEC) == 0);
+	pid = fork();
+	if (!pid) {
+		dup2(fds[1], 2);
+		execl(daemon_path, daemon_path, sock_arg, share_arg, knob,
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	while ((n = read(fds[0], out + got, sizeof(out) - 1 - got)) > 0)
+		got += n;
+	close(fds[0]);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(strstr(out, "vhost-user-fs: seccomp: system call "));
+	CHECK(strstr(out, " is not in the allow-list; exiting\n"));
+	CHECK(!strstr(out, " was allowed"));
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGSYS);
+}
+
+static void t_forbidden_syscall(void)
+{
+	forbidden_syscall("--test-forbidden-syscall");
+	CHECK(!test_failed);
+	/* clone without CLONE_THREAD: threads yes, processes no */
+	forbidden_syscall("--test-forbidden-syscall=fork");
+}
+
 void vu_tests(const char *daemon)
 {
 	snprintf(daemon_path, sizeof(daemon_path), "%s", daemon);
@@ -512,5 +902,12 @@ void vu_tests(const char *daemon)
 	test_run("vhost-user: no sync offer without in-band kicks", t_no_inband);
 	test_run("vhost-user: clean exit and stats", t_exit_and_stats);
 	test_run("vhost-user: --sync-late completes after the ack", t_sync_late);
+	test_run("vhost-user: EVENT_IDX after the rings: checked again", t_late_event_idx);
+	test_run("vhost-user: a frontend that stops reading is hung up on", t_backend_stall);
+	test_run("sandbox: '..' out of a directory moved off the share", t_moved_dir);
+	test_run("sandbox: namespaces, root, capabilities, seccomp", t_sandbox_layers);
+	test_run("sandbox: every mode serves, xattrs too", t_modes);
+	test_run("sandbox: --allow-devices keeps CAP_MKNOD", t_allow_devices_cap);
+	test_run("sandbox: a forbidden system call ends the daemon", t_forbidden_syscall);
 	cleanup();
 }
