@@ -7,9 +7,10 @@
 # Debian's 7.3 headers were built with gcc-14 and their kbuild tools need
 # glibc >= 2.38: bookworm can build neither. This makes a trixie root with
 # debootstrap in $VFS_CACHE/roots/SUITE holding what an out-of-tree module
-# build needs (gcc-14, make, libelf, pahole, sparse), from the mirror the
+# build needs (gcc-14, make, libelf, pahole), from the mirror the
 # system's sources use, with the archive keyring the system has; the .debs
-# stay in $VFS_CACHE/apt/debootstrap so a new root downloads nothing.
+# stay in $VFS_CACHE/apt/debootstrap, so a new root fetches only the
+# package index.
 #
 # --run bind-mounts $VFS_CACHE, the repository and the current directory at
 # their own paths inside the root (in a private mount namespace: nothing is
@@ -22,7 +23,7 @@ shift
 cache=${VFS_CACHE:-$HOME/.cache/virtio-fs-sync}
 root=$cache/roots/$suite
 repo=$(cd "$(dirname "$0")/.." && pwd)
-pkgs=gcc-14,libc6-dev,make,libelf1t64,zlib1g,libssl3t64,dwarves,sparse,kmod,xz-utils
+pkgs=gcc-14,libc6-dev,make,libelf1t64,zlib1g,libssl3t64,dwarves
 
 log() { echo "build-root: $*" >&2; }
 
