@@ -102,8 +102,13 @@ dkms_check() {
 	a=(--sourcetree "$tmp/usr/src" --dkmstree "$tmp/dkms" --installtree "$tmp/root/lib/modules"
 		-m virtio_fs_sync -v "$ver")
 	echo "# dkms add, build, install"
+	# A kernel newer than the host builds in its build root (the Makefile's
+	# BUILD_ROOT_<series>), as make KVER= does; on its own Debian release
+	# the compiler would be the system's.
+	local broot
+	broot=$(make -s -C "$repo" KVER="$k" print-build-root)
 	dkms add "${a[@]}" &&
-		LINUX_SOURCE_DIR=$kc/srcpkg/usr/src dkms build "${a[@]}" -k "$rel" --kernelsourcedir "$kc/kdir" &&
+		VFS_BUILD_ROOT=$broot LINUX_SOURCE_DIR=$kc/srcpkg/usr/src dkms build "${a[@]}" -k "$rel" --kernelsourcedir "$kc/kdir" &&
 		dkms install "${a[@]}" -k "$rel" --kernelsourcedir "$kc/kdir" --no-depmod || rc=1
 	if [ $rc != 0 ]; then
 		tail -n 25 "$tmp/dkms/virtio_fs_sync/$ver/build/make.log" 2>/dev/null
@@ -145,8 +150,9 @@ dkms_check() {
 }
 t dkms:6.12 dkms_check 6.12
 t dkms:6.1 dkms_check 6.1
+t dkms:7.3 dkms_check 7.3
 # scripts/intree.sh --patch on a pristine fs/fuse/, which then builds.
-for k in 6.12 6.1; do t "intree:patch-$k" "$repo/tests/intree-check.sh" $k; done
+for k in 6.12 6.1 7.3; do t "intree:patch-$k" "$repo/tests/intree-check.sh" $k; done
 
 # --- KUnit in UML -------------------------------------------------------------
 kunit() {
