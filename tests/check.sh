@@ -4,7 +4,8 @@
 # tests/check.sh: what `make check` runs. Sets up a fresh Debian machine
 # (packages, kernels, builds; all cached outside the repo), runs the host-side
 # tests, then boots the guest matrix: UML 6.12 (the sync path) and QEMU/TCG
-# with Debian's 6.1 and 6.12 kernels. One line per test, then
+# with Debian's 6.1, 6.12 and 7.3 kernels (7.3's module builds in a trixie
+# root, scripts/build-root.sh). One line per test, then
 # "N passed, N failed, N skipped". Logs: build/check/ (VFS_CHECK_LOGS).
 #
 # VFS_CHECK_ONLY=glob runs only the tests whose names match (setup and
@@ -54,10 +55,13 @@ skip() {
 t setup:packages "$repo/scripts/install-deps.sh"
 t setup:kernel-6.12 "$repo/scripts/fetch-kernel.sh" 6.12
 t setup:kernel-6.1 "$repo/scripts/fetch-kernel.sh" 6.1
+t setup:kernel-7.3 "$repo/scripts/fetch-kernel.sh" 7.3
+t setup:root-trixie "$repo/scripts/build-root.sh" trixie
 t build:device make -C "$repo/tests/vhost-user-fs" -j2
 t build:suite make -C "$repo/tests/suite" -j2
 t build:module-6.12 make -C "$repo" KVER=6.12
 t build:module-6.1 make -C "$repo" KVER=6.1
+t build:module-7.3 make -C "$repo" KVER=7.3
 t build:uml-debug "$repo/scripts/build-uml.sh" debug
 
 # --- static checks ------------------------------------------------------------
@@ -206,8 +210,8 @@ t uml:direct-io-sync0 "$repo/tests/vm/run" --results "$logs/uml:direct-io-sync0.
 t uml:unbind-under-load "$repo/tests/vm/run" --results "$logs/uml:unbind-under-load.results" \
 	--driver ours -- "$repo/tests/vm/scenarios/unbind-under-load"
 # A/B by sysfs rebind, rmmod refused while mounted, unload/reload, removal
-# under load, on both Debian kernels.
-for k in 6.12 6.1; do
+# under load, on every Debian kernel.
+for k in 6.12 6.1 7.3; do
 	t "qemu-$k:rebind-reload" "$repo/tests/vm/run" --substrate qemu --kernel $k --cpus 2 \
 		--driver intree --results "$logs/qemu-$k:rebind-reload.results" -- \
 		"$repo/tests/vm/scenarios/rebind-reload" "$(make -s -C "$repo" KVER=$k print-ko)"
@@ -235,7 +239,7 @@ t uml:faults-double faults uml:faults-double --driver ours --sync on -- \
 # the one request queue must keep room for the rest: fewer waiters
 t uml:faults-sync0 faults uml:faults-sync0 --driver ours --sync off -- \
 	"$repo/tests/vm/scenarios/faults" $bad_replies never=200 close
-for k in 6.12 6.1; do
+for k in 6.12 6.1 7.3; do
 	t "qemu-$k:faults" faults "qemu-$k:faults" --substrate qemu --kernel $k --cpus 2 \
 		--driver ours -- "$repo/tests/vm/scenarios/faults" $bad_replies
 done
@@ -270,7 +274,7 @@ done
 t uml:stress-faults env STRESS_TIME=20 STRESS_WRITERS=3 \
 	STRESS_RESULTS="$logs/uml:stress-faults.results" "$repo/tests/stress.sh"
 
-for k in 6.12 6.1; do
+for k in 6.12 6.1 7.3; do
 	for d in ours intree; do
 		for dev in ref virtiofsd; do
 			for m in pc microvm; do
