@@ -41,8 +41,11 @@ ifneq ($(KVER),)
 BUILD_ROOT ?= $(BUILD_ROOT_$(KVER))
 KCACHE := $(VFS_CACHE)/kernels/$(KVER)
 KDIR := $(KCACHE)/kdir
-FUSE_SRC ?= $(KCACHE)/fuse
+# The cache's source.Makefile vouches only for the cache's own fuse/.
+ifeq ($(origin FUSE_SRC),undefined)
 FUSE_SRC_MAKEFILE ?= $(KCACHE)/source.Makefile
+endif
+FUSE_SRC ?= $(KCACHE)/fuse
 BUILD_DIR := $(REPO)/build/$(or $(BUILD_NAME),$(KVER))
 else
 KDIR ?= /lib/modules/$(shell uname -r)/build

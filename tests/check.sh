@@ -75,6 +75,16 @@ version_code_outside_compat() {
 	! git -C "$repo" grep -l LINUX_VERSION_CODE -- '*.c' '*.h' ':!compat.h' ':!tests/'
 }
 t static:no-version-code version_code_outside_compat
+# The Makefile's version check is the only guard where MODVERSIONS is off
+# (Debian's 7.3): a fuse header of another kernel must be refused.
+version_guard() {
+	local out
+	out=$(make -C "$repo" KVER=7.3 BUILD_NAME=version-guard \
+		FUSE_SRC="$VFS_CACHE/kernels/6.12/fuse" 2>&1) && { echo "$out"; echo "built with 6.12's fuse headers"; return 1; }
+	echo "$out"
+	echo "$out" | grep -q 'is 7\.3\.[0-9]* but .* is from 6\.12\.'
+}
+t static:version-guard version_guard
 
 # --- host-side tests of the reference device ----------------------------------
 t device:unit make -C "$repo/tests/vhost-user-fs" check
