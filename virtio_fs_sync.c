@@ -333,6 +333,7 @@ void vfsync_count_bad_reply(struct vfsync_vq *fsvq)
  * reaped before that completion landed, so it runs done_work again.
  */
 static void vfsync_unlock(struct vfsync_vq *fsvq)
+	__releases(&fsvq->lock)
 {
 	spin_unlock(&fsvq->lock);
 	if (fsvq->kind != VFSYNC_KIND_SYNC)
@@ -349,14 +350,12 @@ static void vfsync_unlock(struct vfsync_vq *fsvq)
  * preemption off) and a failed trylock is a spinlock-debug BUG, so KUnit
  * plays the other CPU with ->test_busy.
  */
-static bool vfsync_sync_trylock(struct vfsync_vq *fsvq)
-{
 #if IS_ENABLED(CONFIG_VIRTIO_FS_SYNC_KUNIT_TEST)
-	if (READ_ONCE(fsvq->test_busy))
-		return false;
+#define vfsync_sync_trylock(fsvq) \
+	(READ_ONCE((fsvq)->test_busy) ? 0 : spin_trylock(&(fsvq)->lock))
+#else
+#define vfsync_sync_trylock(fsvq)	spin_trylock(&(fsvq)->lock)
 #endif
-	return spin_trylock(&fsvq->lock);
-}
 
 /* sysfs: /sys/fs/virtio_fs_sync/<tag>/{tag,sync,queues,stats} */
 
