@@ -351,8 +351,12 @@ static void vfsync_unlock(struct vfsync_vq *fsvq)
  * plays the other CPU with ->test_busy.
  */
 #if IS_ENABLED(CONFIG_VIRTIO_FS_SYNC_KUNIT_TEST)
-#define vfsync_sync_trylock(fsvq) \
-	(READ_ONCE((fsvq)->test_busy) ? 0 : spin_trylock(&(fsvq)->lock))
+static bool vfsync_sync_trylock(struct vfsync_vq *fsvq)
+{
+	if (READ_ONCE(fsvq->test_busy))
+		return false;
+	return spin_trylock(&fsvq->lock);
+}
 #else
 #define vfsync_sync_trylock(fsvq)	spin_trylock(&(fsvq)->lock)
 #endif
