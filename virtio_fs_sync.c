@@ -993,8 +993,14 @@ static void vfsync_request_dispatch_work(struct work_struct *work)
 
 		if (notify)
 			virtqueue_notify(fsvq->vq);
-		if (ret == 1)
+		if (ret == 1) {
+#if IS_ENABLED(CONFIG_VIRTIO_FS_SYNC_KUNIT_TEST)
+			/* Where a completion that makes room may come in */
+			if (fsvq->test_after_full)
+				fsvq->test_after_full(fsvq);
+#endif
 			return;
+		}
 		if (ret < 0) {
 			pr_err_ratelimited("retrying a request on %s failed: %d\n",
 					   fsvq->name, ret);

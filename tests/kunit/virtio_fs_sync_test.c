@@ -870,6 +870,48 @@ static void vfsync_test_engine_park(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, list_empty(&rq->queued_reqs));
 }
 
+/* A completion that frees room right after a retry met the full queue */
+static void test_release_now(struct vfsync_vq *rq)
+{
+	struct test_dev *td = container_of(rq, struct test_dev, vqs[TEST_REQ]);
+
+	td->rings[TEST_REQ].mode = TEST_INLINE;
+	td->rings[TEST_REQ].mute = true;
+	test_release(td, TEST_REQ);
+	td->rings[TEST_REQ].mute = false;
+	/* Its interrupt's work, at once */
+	rq->done_work.func(&rq->done_work);
+}
+
+/*
+ * Issue 13, item 5: the completion that makes room can land right after
+ * a retry met the full queue (test_after_full runs it there). The retried
+ * request must already be back on the list for that completion's work to
+ * see it and schedule another retry; else it stays parked for good.
+ */
+static void vfsync_test_engine_repark_race(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct vfsync_vq *rq = &td->vqs[TEST_REQ];
+	struct test_buf *tb[TEST_FIT + 1];
+	unsigned int i;
+
+	td->rings[TEST_REQ].mode = TEST_HOLD;
+	for (i = 0; i <= TEST_FIT; i++) {
+		tb[i] = test_buf(test, FUSE_FSYNC);
+		KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &tb[i]->buf), 0);
+	}
+	rq->test_after_full = test_release_now;
+	rq->dispatch_work.func(&rq->dispatch_work);
+	rq->test_after_full = NULL;
+	flush_work(&rq->dispatch_work);
+	flush_work(&rq->done_work);
+	for (i = 0; i <= TEST_FIT; i++)
+		KUNIT_EXPECT_EQ_MSG(test, tb[i]->completed, 1U, "buffer %u", i);
+	KUNIT_EXPECT_TRUE(test, list_empty(&rq->queued_reqs));
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&rq->in_flight), 0);
+}
+
 /*
  * Issue 13, item 4: a device that uses a buffer twice breaks the ring.
  * The driver resets the device and ends what it held with -EIO, so no
@@ -909,6 +951,7 @@ static struct kunit_case vfsync_engine_cases[] = {
 	KUNIT_CASE(vfsync_test_engine_busy),
 	KUNIT_CASE(vfsync_test_engine_routing),
 	KUNIT_CASE(vfsync_test_engine_park),
+	KUNIT_CASE(vfsync_test_engine_repark_race),
 	KUNIT_CASE(vfsync_test_engine_broken),
 	{}
 };
