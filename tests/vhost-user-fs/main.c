@@ -38,6 +38,7 @@ static struct options opt = {
 	.backend_timeout = 30,
 	.sandbox = SANDBOX_NAMESPACE,
 	.seccomp = SECCOMP_TRAP,
+	.config_size = 48,
 };
 
 static int sigfd = -1, stats_fd = -1;
@@ -70,6 +71,9 @@ static void usage(FILE *f)
 "  --allow-devices        let MKNOD create block and char devices\n"
 "  --sync-late=N          test knob: complete every Nth sync-queue request\n"
 "                         after the kick's acknowledgement (0 = never)\n"
+"  --config-size=N        test knob: a config space of N bytes, 40..48 (48);\n"
+"                         reads past it give all ones, and below 48 the\n"
+"                         sync queues do not exist (the bit is offered)\n"
 "  --faults               test knob: a LOOKUP of vfs-fault-KIND gets a bad\n"
 "                         reply of that kind (README: fault injection)\n"
 "  --stats                print per-queue counters to stderr at exit\n"
@@ -142,7 +146,7 @@ enum {
 	O_XATTR, O_NOXATTR, O_RQ, O_SQ, O_SBIT, O_WORKERS, O_QSIZE, O_STATS,
 	O_STATSFILE, O_PERSIST, O_HELP, O_FDCACHE, O_DEBUG, O_SYNCLATE,
 	O_FAULTS, O_SANDBOX, O_SECCOMP, O_TESTSYSCALL, O_BTIMEOUT,
-	O_MAXFILES, O_XPREFIX, O_ALLOWDEV,
+	O_MAXFILES, O_XPREFIX, O_ALLOWDEV, O_CFGSIZE,
 };
 
 static void parse_args(int argc, char **argv)
@@ -177,6 +181,7 @@ static void parse_args(int argc, char **argv)
 		{ "max-files", required_argument, NULL, O_MAXFILES },
 		{ "xattr-prefix", required_argument, NULL, O_XPREFIX },
 		{ "allow-devices", no_argument, NULL, O_ALLOWDEV },
+		{ "config-size", required_argument, NULL, O_CFGSIZE },
 		{ "help", no_argument, NULL, O_HELP },
 		{ }
 	};
@@ -306,6 +311,10 @@ static void parse_args(int argc, char **argv)
 			break;
 		case O_ALLOWDEV:
 			opt.allow_devices = true;
+			break;
+		case O_CFGSIZE:
+			opt.config_size = parse_uint("config-size", optarg, 40,
+						     48);
 			break;
 		case 'o':
 			parse_o(optarg);

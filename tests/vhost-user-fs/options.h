@@ -37,6 +37,7 @@ struct options {
 	unsigned int sync_late;
 	unsigned int backend_timeout;	/* seconds, 0 = wait for good */
 	unsigned int max_files;		/* open + pinned files, 0 = from rlimit */
+	unsigned int config_size;
 };
 
 #endif
