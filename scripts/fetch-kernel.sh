@@ -31,6 +31,11 @@ fi
 
 log() { echo "fetch-kernel: $*" >&2; }
 
+# SERIES-rt (6.1-rt): Debian's PREEMPT_RT flavour, rt-amd64 instead of
+# cloud-amd64, from the same source; its headers-common is common-rt.
+flavour=cloud
+case $series in *-rt) flavour=rt series=${series%-rt} ;; esac
+
 candidate() {
 	apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ { print $2 }'
 }
@@ -54,6 +59,7 @@ case $series in
 6.1) pattern='^linux-image-6\.1\.0-[0-9]+-cloud-amd64-unsigned$' ;;
 *) log "unknown series $series"; exit 1 ;;
 esac
+pattern=${pattern/-cloud-/-$flavour-}
 image=
 for pkg in $(apt-cache search --names-only "$pattern" | awk '{ print $1 }' | sort -rV); do
 	if apt-cache madison "$pkg" | awk -v v="$srcver" '$3 == v { f = 1 } END { exit !f }'; then
@@ -64,12 +70,13 @@ done
 [ -n "$image" ] || { log "no cloud-amd64 image with version $srcver"; exit 1; }
 release=${image#linux-image-}
 release=${release%-unsigned}
-abi=${release%-cloud-amd64}
+abi=${release%-"$flavour"-amd64}
 kbuild=linux-kbuild-$series
 [ "$series" = 6.12 ] && kbuild=linux-kbuild-$abi
 
 pkgs="$image=$srcver linux-headers-$release=$srcver linux-headers-$abi-common=$srcver $kbuild=$srcver $srcpkg=$srcver"
 log "series $series: $release, version $srcver"
+[ $flavour = rt ] && pkgs=${pkgs/-common=/-common-rt=}
 
 mkdir -p "$debs"
 for p in $pkgs; do
