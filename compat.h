@@ -17,6 +17,8 @@
  * COMPAT_VIRTIO_REGISTER_OWNER   register_virtio_driver() sets the owner
  * COMPAT_DAX_MEM2BLK_ERR         dax_mem2blk_err() exists
  * COMPAT_HAVE_GROUP_CPUS         group_cpus_evenly() is exported
+ * COMPAT_RT_SPIN_UNLOCK_ANNOTATED PREEMPT_RT's rt_spin_unlock() tells sparse
+ *                                it releases the lock (6.12, not 6.1)
  */
 #ifndef _VIRTIO_FS_SYNC_COMPAT_H
 #define _VIRTIO_FS_SYNC_COMPAT_H
@@ -30,6 +32,7 @@
 
 #include <linux/preempt.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/virtio_config.h>
 
 /*
@@ -46,6 +49,20 @@
 #define compat_sync_pin_cpu()		preempt_disable()
 #define compat_sync_unpin_cpu()		preempt_enable()
 #endif
+
+/*
+ * spin_unlock() of a lock the caller was handed (the 6.1 FUSE core's
+ * wake_*_and_unlock): sparse must see the release on every configuration,
+ * and 6.1's PREEMPT_RT spin_unlock() carries no annotation.
+ */
+static inline void compat_spin_unlock(spinlock_t *lock)
+	__releases(lock)
+{
+	spin_unlock(lock);
+#if defined(CONFIG_PREEMPT_RT) && !defined(COMPAT_RT_SPIN_UNLOCK_ANNOTATED)
+	__release(lock);
+#endif
+}
 
 #ifdef COMPAT_VIRTIO_REGISTER_OWNER
 #define COMPAT_VIRTIO_DRIVER_OWNER
