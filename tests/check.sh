@@ -51,7 +51,18 @@ t build:device make -C "$repo/tests/vhost-user-fs" -j2
 t build:suite make -C "$repo/tests/suite" -j2
 t build:module-6.12 make -C "$repo" KVER=6.12
 t build:module-6.1 make -C "$repo" KVER=6.1
-t build:module-6.1-rt make -C "$repo" KVER=6.1-rt
+# The PREEMPT_RT branch was the one compiled: the sync path pins with
+# migrate_disable() and its queue lock is an rt_mutex-based spinlock_t.
+module_rt() {
+	local ko syms s
+	make -C "$repo" KVER=6.1-rt || return 1
+	ko=$(make -s -C "$repo" KVER=6.1-rt print-ko)
+	syms=$(nm -u "$ko") || return 1
+	for s in migrate_disable migrate_enable rt_spin_lock rt_spin_unlock; do
+		echo "$syms" | grep -qw "$s" || { echo "$ko does not use $s"; return 1; }
+	done
+}
+t build:module-6.1-rt module_rt
 t build:uml-debug "$repo/scripts/build-uml.sh" debug
 # make module-debug keeps the Kbuild's flags (fuse_i.h, probes, compat.h)
 # and adds -DDEBUG.
