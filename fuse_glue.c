@@ -49,6 +49,8 @@ static struct vfsync_fuse_ctx *to_ctx(struct vfsync_buf *buf)
 	return container_of(buf, struct vfsync_fuse_ctx, buf);
 }
 
+static const struct vfsync_buf_ops vfsync_fuse_buf_ops;
+
 /* Pages or folios of a request, by index */
 
 static unsigned int vfsync_fuse_npages(struct fuse_args_pages *ap)
@@ -184,6 +186,8 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
 		       args->in_args[i].size);
 		off += args->in_args[i].size;
 	}
+	/* What a device that reports no used length left unwritten */
+	memset(ctx->args + in_len, 0, out_len);
 	if (req->in.h.opcode == FUSE_INIT)
 		vfsync_fuse_init_flags(req->fm->fc->iq.priv, ctx->args, in_len);
 
@@ -211,6 +215,7 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
 		ctx->sgs[i] = &sg[i];
 	}
 
+	ctx->buf.ops = &vfsync_fuse_buf_ops;
 	ctx->buf.sgs = ctx->sgs;
 	ctx->buf.out_sgs = out_sgs;
 	ctx->buf.in_sgs = in_sgs;
@@ -229,7 +234,7 @@ static void vfsync_fuse_free_ctx(struct vfsync_fuse_ctx *ctx)
 }
 
 /* Called with the queue lock held, right after the add succeeded. */
-void vfsync_fuse_sent_locked(struct vfsync_buf *buf)
+static void vfsync_fuse_sent_locked(struct vfsync_buf *buf)
 {
 	struct fuse_req *req = to_ctx(buf)->req;
 	struct fuse_pqueue *fpq = &buf->fsvq->fud->pq;
@@ -245,7 +250,7 @@ void vfsync_fuse_sent_locked(struct vfsync_buf *buf)
 }
 
 /* Called with the queue lock held when the buffer leaves the used ring. */
-void vfsync_fuse_reaped_locked(struct vfsync_buf *buf)
+static void vfsync_fuse_reaped_locked(struct vfsync_buf *buf)
 {
 	struct fuse_req *req = to_ctx(buf)->req;
 	struct fuse_pqueue *fpq = &buf->fsvq->fud->pq;
@@ -302,7 +307,7 @@ static void vfsync_fuse_copy_out(struct vfsync_fuse_ctx *ctx)
  * End a request whose buffer came back from the device. Runs without
  * queue locks and with preemption enabled; frees @buf.
  */
-void vfsync_fuse_complete(struct vfsync_buf *buf)
+static void vfsync_fuse_complete(struct vfsync_buf *buf)
 {
 	struct vfsync_fuse_ctx *ctx = to_ctx(buf);
 	struct fuse_req *req = ctx->req;
@@ -343,7 +348,7 @@ void vfsync_fuse_complete(struct vfsync_buf *buf)
 }
 
 /* End a request that could not be queued; process context, no locks. */
-void vfsync_fuse_fail(struct vfsync_buf *buf, int err)
+static void vfsync_fuse_fail(struct vfsync_buf *buf, int err)
 {
 	struct vfsync_fuse_ctx *ctx = to_ctx(buf);
 	struct fuse_req *req = ctx->req;
@@ -352,6 +357,13 @@ void vfsync_fuse_fail(struct vfsync_buf *buf, int err)
 	req->out.h.error = err;
 	fuse_request_end(req);
 }
+
+static const struct vfsync_buf_ops vfsync_fuse_buf_ops = {
+	.sent_locked	= vfsync_fuse_sent_locked,
+	.reaped_locked	= vfsync_fuse_reaped_locked,
+	.complete	= vfsync_fuse_complete,
+	.fail		= vfsync_fuse_fail,
+};
 
 void vfsync_fuse_end_entry(struct list_head *entry)
 {
@@ -518,6 +530,7 @@ static void vfsync_fuse_free_devs(struct vfsync_dev *fs)
 {
 	unsigned int i;
 
+	lockdep_assert_held(&vfsync_mutex);
 	for (i = 0; i < fs->nvqs; i++) {
 		if (!fs->vqs[i].fud)
 			continue;
@@ -555,6 +568,12 @@ static int vfsync_fuse_fill_super(struct super_block *sb,
 	err = -EINVAL;
 	if (!vfsync_alive_locked(fs)) {
 		pr_info("tag <%s> not found\n", fs->tag);
+		goto out_unlock;
+	}
+	if (READ_ONCE(fs->failed)) {
+		pr_err("tag <%s>: the device was reset after a queue broke; unbind and bind it again\n",
+		       fs->tag);
+		err = -EIO;
 		goto out_unlock;
 	}
 
@@ -616,7 +635,9 @@ static void vfsync_fuse_conn_destroy(struct fuse_mount *fm)
 	 */
 	vfsync_stop_all_queues(fs);
 	vfsync_drain_all_queues(fs);
+	mutex_lock(&vfsync_mutex);
 	vfsync_fuse_free_devs(fs);
+	mutex_unlock(&vfsync_mutex);
 }
 
 static void vfsync_fuse_kill_sb(struct super_block *sb)

@@ -15,6 +15,7 @@
 
 #include <linux/cpumask.h>
 #include <linux/dax.h>
+#include <linux/debugfs.h>
 #include <linux/fuse.h>
 #include <linux/interrupt.h>
 #include <linux/ioport.h>
@@ -22,8 +23,10 @@
 #include <linux/memremap.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/pci.h>
 #include <linux/pfn_t.h>
 #include <linux/scatterlist.h>
+#include <linux/seq_file.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -31,6 +34,7 @@
 #include <linux/virtio.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_fs.h>
+#include <linux/virtio_pci.h>
 #ifdef COMPAT_HAVE_GROUP_CPUS
 #include <linux/group_cpus.h>
 #endif
@@ -116,9 +120,9 @@ EXPORT_SYMBOL_IF_KUNIT(vfsync_parse_config);
 
 /*
  * Fill a CPU -> virtqueue map: @map has @map_len entries indexed by CPU id;
- * the n-th listed CPU gets queue @first_vq + pick(n), unlisted ids the first
- * queue. @spread cuts the listed CPUs into @nqueues contiguous groups,
- * otherwise queues are dealt round-robin (n mod @nqueues).
+ * a listed CPU gets queue @first_vq + pick, unlisted ids the first queue.
+ * @spread cuts the listed CPUs, in order, into @nqueues contiguous groups;
+ * otherwise CPU c gets queue c mod @nqueues, by id.
  */
 static void vfsync_map_cpus(unsigned int *map, unsigned int map_len,
 			    const unsigned int *cpus, unsigned int ncpus,
@@ -135,7 +139,7 @@ static void vfsync_map_cpus(unsigned int *map, unsigned int map_len,
 		if (cpus[i] >= map_len)
 			continue;
 		q = spread ? (unsigned int)((u64)i * nqueues / ncpus) :
-			     i % nqueues;
+			     cpus[i] % nqueues;
 		map[cpus[i]] = first_vq + q;
 	}
 }
@@ -153,9 +157,8 @@ void vfsync_map_spread(unsigned int *map, unsigned int map_len,
 EXPORT_SYMBOL_IF_KUNIT(vfsync_map_spread);
 
 /*
- * Sync-queue map: the n-th listed CPU submits on sync queue n mod S. For
- * dense CPU ids this is "CPU c uses queue c mod S"; numbering by position
- * keeps every queue in use when the ids are sparse.
+ * Sync-queue map, as the contract says: CPU c submits on sync queue
+ * c mod S. With sparse CPU ids some queues may go unused.
  */
 void vfsync_map_sync(unsigned int *map, unsigned int map_len,
 		     const unsigned int *cpus, unsigned int ncpus,
@@ -166,8 +169,10 @@ void vfsync_map_sync(unsigned int *map, unsigned int map_len,
 EXPORT_SYMBOL_IF_KUNIT(vfsync_map_sync);
 
 /*
- * Only a request some task is blocked on goes to a sync queue, and only an
- * operation that the host finishes without waiting on something else.
+ * Only a request some task is blocked on goes to a sync queue, only an
+ * operation that the host finishes without waiting on something else, and
+ * only one whose host time is bounded by its size: the vCPU is held in the
+ * VM exit for all of it.
  */
 bool vfsync_sync_eligible(u32 opcode, bool background, bool hiprio,
 			  size_t bytes, size_t max_bytes)
@@ -176,6 +181,7 @@ bool vfsync_sync_eligible(u32 opcode, bool background, bool hiprio,
 		return false;
 
 	switch (opcode) {
+	/* may block on the host without bound */
 	case FUSE_SETLKW:
 	case FUSE_IOCTL:
 	case FUSE_POLL:
@@ -183,6 +189,13 @@ bool vfsync_sync_eligible(u32 opcode, bool background, bool hiprio,
 	case FUSE_NOTIFY_REPLY:
 	case FUSE_FORGET:
 	case FUSE_BATCH_FORGET:
+	/* host time not bounded by the request's size */
+	case FUSE_COPY_FILE_RANGE:	/* up to GiBs per request */
+	case FUSE_FALLOCATE:		/* allocates or zeroes any range */
+	case FUSE_FSYNC:		/* writes back the whole file */
+	case FUSE_FSYNCDIR:
+	case FUSE_SYNCFS:		/* the whole host file system */
+	case FUSE_FLUSH:		/* close(dup(fd)): NFS writes back the file */
 		return false;
 	}
 
@@ -191,11 +204,52 @@ bool vfsync_sync_eligible(u32 opcode, bool background, bool hiprio,
 EXPORT_SYMBOL_IF_KUNIT(vfsync_sync_eligible);
 
 /*
+ * The smallest ring among the queues of @kind (UINT_MAX if none): a
+ * request's pages are capped by the request queues, which every request
+ * may take; a sync queue too small for a request is skipped instead.
+ */
+unsigned int vfsync_min_queue_size(const unsigned int *sizes,
+				   const enum vfsync_vq_kind *kinds,
+				   unsigned int n, enum vfsync_vq_kind kind)
+{
+	unsigned int i, size = UINT_MAX;
+
+	for (i = 0; i < n; i++)
+		if (kinds[i] == kind)
+			size = min(size, sizes[i]);
+	return size;
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_min_queue_size);
+
+/* One line of the stats files; never more than VFSYNC_STATS_LINE bytes. */
+int vfsync_stats_line(char *buf, size_t size, const char *name,
+		      const struct vfsync_stats *st)
+{
+	return scnprintf(buf, size,
+			 "%s submitted=%llu inline=%llu deferred=%llu fallback=%llu full=%llu bad_reply=%llu busy=%llu\n",
+			 name, (u64)atomic64_read(&st->submitted),
+			 (u64)atomic64_read(&st->inline_done),
+			 (u64)atomic64_read(&st->deferred),
+			 (u64)atomic64_read(&st->fallback),
+			 (u64)atomic64_read(&st->full),
+			 (u64)atomic64_read(&st->bad_reply),
+			 (u64)atomic64_read(&st->busy));
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_stats_line);
+
+/*
  * A reply is used only if its lengths agree with each other and with what
- * was offered, it answers this request, and it carries a plausible error;
- * the same rules fuse_dev_do_write() applies to /dev/fuse. The payload
+ * was offered, it answers this request, and it carries an error the FUSE
+ * core accepts from a server (-511..0, as fuse_dev_do_write(); lower codes
+ * are kernel-internal, -EIOCBQUEUED would reach a BUG_ON). The payload
  * must fill the out args exactly, except that a variable-length last arg
  * may come short.
+ *
+ * The used length is not always reported: libkrun's worker puts every
+ * buffer on the used ring with length 0. 0 therefore means "see the
+ * header"; any other used length must be the header's (what QEMU's C
+ * virtiofsd and the reference device report). The header's length is
+ * bounded by what was offered either way.
  */
 int vfsync_check_reply(const struct fuse_out_header *oh, u64 unique,
 		       unsigned int used_len, unsigned int offered_len,
@@ -204,14 +258,15 @@ int vfsync_check_reply(const struct fuse_out_header *oh, u64 unique,
 {
 	unsigned int payload;
 
-	if (used_len < sizeof(*oh) || used_len > offered_len)
+	if (used_len > offered_len || (used_len && used_len != oh->len))
 		return -EIO;
-	if (oh->len != used_len || oh->unique != unique)
+	if (oh->len < sizeof(*oh) || oh->len > offered_len ||
+	    oh->unique != unique)
 		return -EIO;
-	if (oh->error > 0 || oh->error < -MAX_ERRNO)
+	if (oh->error > 0 || oh->error <= -512)
 		return -EIO;
 
-	payload = used_len - sizeof(*oh);
+	payload = oh->len - sizeof(*oh);
 	if (oh->error)
 		return payload ? -EIO : 0;
 	if (payload > out_args_len)
@@ -232,36 +287,63 @@ static struct vfsync_vq *vq_to_fsvq(struct virtqueue *vq)
 	return &fs->vqs[vq->index];
 }
 
-static void vfsync_inc_in_flight_locked(struct vfsync_vq *fsvq)
+#define vfsync_count(fsvq, field)	atomic64_inc(&(fsvq)->stats.field)
+
+static void vfsync_inc_in_flight(struct vfsync_vq *fsvq)
 {
-	lockdep_assert_held(&fsvq->lock);
-	fsvq->in_flight++;
+	atomic_long_inc(&fsvq->in_flight);
 }
 
-static void vfsync_dec_in_flight_locked(struct vfsync_vq *fsvq)
-{
-	lockdep_assert_held(&fsvq->lock);
-	WARN_ON(fsvq->in_flight <= 0);
-	fsvq->in_flight--;
-	if (!fsvq->in_flight)
-		wake_up(&fsvq->in_flight_wq);
-}
-
+/*
+ * Whoever ends a queue's last buffer touches the queue for the last time
+ * under in_flight_wq.lock, and vfsync_idle() reads the count under it: a
+ * drainer that saw 0 may free the queue.
+ */
 static void vfsync_dec_in_flight(struct vfsync_vq *fsvq)
 {
-	spin_lock(&fsvq->lock);
-	vfsync_dec_in_flight_locked(fsvq);
-	spin_unlock(&fsvq->lock);
+	unsigned long flags;
+	long left;
+
+	spin_lock_irqsave(&fsvq->in_flight_wq.lock, flags);
+	left = atomic_long_dec_return(&fsvq->in_flight);
+	WARN_ON_ONCE(left < 0);
+	if (left <= 0)
+		wake_up_locked(&fsvq->in_flight_wq);
+	spin_unlock_irqrestore(&fsvq->in_flight_wq.lock, flags);
+}
+
+static bool vfsync_idle(struct vfsync_vq *fsvq)
+{
+	bool idle;
+
+	spin_lock_irq(&fsvq->in_flight_wq.lock);
+	idle = atomic_long_read(&fsvq->in_flight) <= 0;
+	spin_unlock_irq(&fsvq->in_flight_wq.lock);
+	return idle;
 }
 
 void vfsync_count_bad_reply(struct vfsync_vq *fsvq)
 {
-	spin_lock(&fsvq->lock);
-	fsvq->stats.bad_reply++;
-	spin_unlock(&fsvq->lock);
+	vfsync_count(fsvq, bad_reply);
 }
 
-/* sysfs: /sys/fs/virtio_fs_sync/<tag>/{tag,sync,stats} */
+/*
+ * Drop a queue's lock. On a sync queue, a done_work that found the lock
+ * taken meanwhile left the reaping to the holder; the holder may have
+ * reaped before that completion landed, so it runs done_work again.
+ */
+static void vfsync_unlock(struct vfsync_vq *fsvq)
+{
+	spin_unlock(&fsvq->lock);
+	if (fsvq->kind != VFSYNC_KIND_SYNC)
+		return;
+	/* Pairs with the barrier in vfsync_sync_done_work() */
+	smp_mb();
+	if (test_bit(VFSYNC_VQ_REAP, &fsvq->flags))
+		schedule_work(&fsvq->done_work);
+}
+
+/* sysfs: /sys/fs/virtio_fs_sync/<tag>/{tag,sync,queues,stats} */
 
 static ssize_t tag_show(struct kobject *kobj, struct kobj_attribute *attr,
 			char *buf)
@@ -288,26 +370,33 @@ static ssize_t queues_show(struct kobject *kobj, struct kobj_attribute *attr,
 			  fs->num_request_queues, fs->num_sync_queues);
 }
 
+/* Room kept at the end of the sysfs stats page for the "truncated" line */
+#define VFSYNC_STATS_TAIL	160
+
+/*
+ * One line per queue while whole lines fit in the page; then one line
+ * that says how many queues did not fit and where all of them are.
+ */
 static ssize_t stats_show(struct kobject *kobj, struct kobj_attribute *attr,
 			  char *buf)
 {
 	struct vfsync_dev *fs = container_of(kobj, struct vfsync_dev, kobj);
-	struct vfsync_stats st;
+	char line[VFSYNC_STATS_LINE];
 	unsigned int i;
-	int len = 0;
+	int len = 0, n;
 
 	for (i = 0; i < fs->nvqs; i++) {
-		struct vfsync_vq *fsvq = &fs->vqs[i];
-
-		spin_lock(&fsvq->lock);
-		st = fsvq->stats;
-		spin_unlock(&fsvq->lock);
-
-		len += sysfs_emit_at(buf, len,
-				     "%s submitted=%llu inline=%llu deferred=%llu fallback=%llu full=%llu bad_reply=%llu\n",
-				     fsvq->name, st.submitted, st.inline_done,
-				     st.deferred, st.fallback, st.full,
-				     st.bad_reply);
+		n = vfsync_stats_line(line, sizeof(line), fs->vqs[i].name,
+				      &fs->vqs[i].stats);
+		if (len + n > PAGE_SIZE - VFSYNC_STATS_TAIL) {
+			len += sysfs_emit_at(buf, len,
+					     "truncated: %u more queues, all in /sys/kernel/debug/%s/%s/stats\n",
+					     fs->nvqs - i, KBUILD_MODNAME,
+					     fs->tag);
+			break;
+		}
+		memcpy(buf + len, line, n);
+		len += n;
 	}
 	return len;
 }
@@ -343,6 +432,25 @@ static const struct kobj_type vfsync_ktype = {
 	.default_groups = vfsync_groups,
 };
 
+/* debugfs: /sys/kernel/debug/virtio_fs_sync/<tag>/stats, every queue */
+
+static struct dentry *vfsync_debugfs_root;
+
+static int vfsync_stats_seq_show(struct seq_file *m, void *v)
+{
+	struct vfsync_dev *fs = m->private;
+	char line[VFSYNC_STATS_LINE];
+	unsigned int i;
+
+	for (i = 0; i < fs->nvqs; i++) {
+		vfsync_stats_line(line, sizeof(line), fs->vqs[i].name,
+				  &fs->vqs[i].stats);
+		seq_puts(m, line);
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(vfsync_stats_seq);
+
 /* Instances */
 
 void vfsync_put(struct vfsync_dev *fs)
@@ -375,26 +483,25 @@ bool vfsync_alive_locked(struct vfsync_dev *fs)
 	return !list_empty(&fs->list);
 }
 
+/*
+ * The ring size that bounds a request's pages: the request queues', which
+ * any request may take. Sync queues smaller than a request are skipped.
+ */
 unsigned int vfsync_queue_size(struct vfsync_dev *fs)
 {
-	unsigned int i, size = UINT_MAX;
-
 	lockdep_assert_held(&vfsync_mutex);
-
-	/* A request may go to any request or sync queue. */
-	for (i = VFSYNC_VQ_REQUEST; i < fs->nvqs; i++)
-		size = min(size, virtqueue_get_vring_size(fs->vqs[i].vq));
-	return size;
+	return fs->request_queue_size;
 }
 
+/* A failed device's queues stay stopped: its rings are gone. */
 static void vfsync_set_connected(struct vfsync_dev *fs, bool connected)
 {
 	unsigned int i;
 
 	for (i = 0; i < fs->nvqs; i++) {
 		spin_lock(&fs->vqs[i].lock);
-		fs->vqs[i].connected = connected;
-		spin_unlock(&fs->vqs[i].lock);
+		fs->vqs[i].connected = connected && !READ_ONCE(fs->failed);
+		vfsync_unlock(&fs->vqs[i]);
 	}
 }
 
@@ -412,17 +519,7 @@ void vfsync_stop_queue(struct vfsync_vq *fsvq)
 {
 	spin_lock(&fsvq->lock);
 	fsvq->connected = false;
-	spin_unlock(&fsvq->lock);
-}
-
-static bool vfsync_idle(struct vfsync_vq *fsvq)
-{
-	bool idle;
-
-	spin_lock(&fsvq->lock);
-	idle = !fsvq->in_flight;
-	spin_unlock(&fsvq->lock);
-	return idle;
+	vfsync_unlock(fsvq);
 }
 
 /* Wait until every buffer of a stopped queue has been ended. */
@@ -447,7 +544,7 @@ static void vfsync_complete(struct vfsync_buf *buf)
 {
 	struct vfsync_vq *fsvq = buf->fsvq;
 
-	vfsync_fuse_complete(buf);	/* frees buf */
+	buf->ops->complete(buf);	/* frees buf */
 	vfsync_dec_in_flight(fsvq);
 }
 
@@ -478,7 +575,7 @@ static void vfsync_reap_one_locked(struct vfsync_vq *fsvq,
 {
 	lockdep_assert_held(&fsvq->lock);
 	buf->used_len = len;
-	vfsync_fuse_reaped_locked(buf);
+	buf->ops->reaped_locked(buf);
 	list_add_tail(&buf->list, done);
 	/* A sync queue counts its buffers to know when to arm the callback */
 	if (fsvq->kind == VFSYNC_KIND_SYNC &&
@@ -487,10 +584,20 @@ static void vfsync_reap_one_locked(struct vfsync_vq *fsvq,
 }
 
 /*
- * Take back what a reset device still holds, used or not: the device is
- * gone or did not finish in time. Requests end with -ENOTCONN.
+ * A broken queue (the device used a buffer twice, or its ring made no
+ * sense) never gives its buffers back: let fail_work take them.
  */
-static void vfsync_reclaim_queue(struct vfsync_vq *fsvq)
+static void vfsync_check_broken(struct vfsync_vq *fsvq)
+{
+	if (unlikely(virtqueue_is_broken(fsvq->vq)))
+		schedule_work(&fsvq->fs->fail_work);
+}
+
+/*
+ * Take back what a reset device still holds, used or not: the device is
+ * gone, did not finish in time or broke a ring. Requests end with @err.
+ */
+static void vfsync_reclaim_queue(struct vfsync_vq *fsvq, int err)
 {
 	struct vfsync_buf *buf;
 	LIST_HEAD(done);
@@ -500,35 +607,66 @@ static void vfsync_reclaim_queue(struct vfsync_vq *fsvq)
 	while ((token = virtqueue_detach_unused_buf(fsvq->vq)) != NULL) {
 		if (fsvq->kind == VFSYNC_KIND_HIPRIO) {
 			kfree(token);
-			vfsync_dec_in_flight_locked(fsvq);
+			vfsync_dec_in_flight(fsvq);
 			continue;
 		}
 		buf = token;
-		buf->error = -ENOTCONN;
+		buf->error = err;
 		vfsync_reap_one_locked(fsvq, buf, 0, &done);
 	}
 	/* Parked buffers meet the stopped queue and fail there */
 	if (!list_empty(&fsvq->queued_reqs))
 		schedule_work(&fsvq->dispatch_work);
-	spin_unlock(&fsvq->lock);
+	vfsync_unlock(fsvq);
 
 	vfsync_end_bufs(&done);
 }
 
 /*
- * Reap a sync queue. The callback stays enabled only while buffers are
- * outstanding, so in the steady state a sync queue raises no interrupts.
- * Enabling re-checks the ring, which closes the race with a completion
- * that lands between the last get_buf and the enable.
- *
- * Only what the submitter finds right after its kick counts as inline;
- * whatever shows up once the callback had to be armed is deferred.
+ * A queue broke while the device is otherwise there: reset it, as removal
+ * does, and end everything it held with -EIO, so that no request and no
+ * unmount waits for a ring that will never move again. The device stays
+ * bound but unusable (mounts fail) until it is unbound and bound again.
+ */
+static void vfsync_fail_work(struct work_struct *work)
+{
+	struct vfsync_dev *fs = container_of(work, struct vfsync_dev,
+					     fail_work);
+	unsigned int i, broken = 0;
+
+	for (i = 0; i < fs->nvqs; i++)
+		broken += virtqueue_is_broken(fs->vqs[i].vq);
+	/*
+	 * Every queue broken: the transport gave up on the device
+	 * (virtio_break_device(), UML's when the socket closes) and its
+	 * removal takes the buffers back, with -ENOTCONN.
+	 */
+	if (!broken || broken == fs->nvqs || READ_ONCE(fs->failed))
+		return;
+
+	WRITE_ONCE(fs->failed, true);
+	dev_err(&fs->vdev->dev,
+		"%u of %u queues broken: resetting the device, its requests fail with EIO\n",
+		broken, fs->nvqs);
+	vfsync_stop_all_queues(fs);
+	virtio_reset_device(fs->vdev);
+	for (i = 0; i < fs->nvqs; i++)
+		vfsync_reclaim_queue(&fs->vqs[i], -EIO);
+}
+
+/*
+ * Reap a sync queue, its lock held. @own is the kicker's buffer (NULL for
+ * done_work): only it counts as inline; any other buffer is one the device
+ * finished after its own kick, deferred whoever finds it. The callback is
+ * left enabled only while buffers are outstanding; enabling re-checks the
+ * ring, which closes the race with a completion that lands between the
+ * last get_buf and the enable.
  */
 static void vfsync_sync_reap_locked(struct vfsync_vq *fsvq,
-				    struct list_head *done, bool submitter)
+				    struct list_head *done,
+				    struct vfsync_buf *own)
 {
 	struct virtqueue *vq = fsvq->vq;
-	bool first = submitter;
 	struct vfsync_buf *buf;
 	unsigned int len;
 
@@ -537,30 +675,41 @@ static void vfsync_sync_reap_locked(struct vfsync_vq *fsvq,
 	for (;;) {
 		while ((buf = virtqueue_get_buf(vq, &len)) != NULL) {
 			vfsync_reap_one_locked(fsvq, buf, len, done);
-			if (first)
-				fsvq->stats.inline_done++;
+			if (buf == own)
+				vfsync_count(fsvq, inline_done);
 			else
-				fsvq->stats.deferred++;
+				vfsync_count(fsvq, deferred);
 		}
-		first = false;
 		if (!fsvq->outstanding) {
 			virtqueue_disable_cb(vq);
-			return;
+			break;
 		}
 		if (virtqueue_enable_cb(vq))
-			return;
+			break;
 	}
+	vfsync_check_broken(fsvq);
 }
 
+/*
+ * The callback of a sync queue. Never waits for the lock: a holder is
+ * inside a kick, i.e. a host operation, and reaps before it unlocks;
+ * VFSYNC_VQ_REAP makes it run this work again if the completion landed
+ * after its reap (vfsync_unlock()).
+ */
 static void vfsync_sync_done_work(struct work_struct *work)
 {
 	struct vfsync_vq *fsvq = container_of(work, struct vfsync_vq,
 					      done_work);
 	LIST_HEAD(done);
 
-	spin_lock(&fsvq->lock);
-	vfsync_sync_reap_locked(fsvq, &done, false);
-	spin_unlock(&fsvq->lock);
+	set_bit(VFSYNC_VQ_REAP, &fsvq->flags);
+	/* Pairs with the barrier in vfsync_unlock() */
+	smp_mb__after_atomic();
+	if (!spin_trylock(&fsvq->lock))
+		return;
+	clear_bit(VFSYNC_VQ_REAP, &fsvq->flags);
+	vfsync_sync_reap_locked(fsvq, &done, NULL);
+	vfsync_unlock(fsvq);
 
 	vfsync_end_bufs(&done);
 }
@@ -580,6 +729,7 @@ static void vfsync_requests_done_work(struct work_struct *work)
 		while ((buf = virtqueue_get_buf(vq, &len)) != NULL)
 			vfsync_reap_one_locked(fsvq, buf, len, &done);
 	} while (!virtqueue_enable_cb(vq));
+	vfsync_check_broken(fsvq);
 	spin_unlock(&fsvq->lock);
 
 	vfsync_end_bufs(&done);
@@ -604,9 +754,10 @@ static void vfsync_hiprio_done_work(struct work_struct *work)
 		virtqueue_disable_cb(vq);
 		while ((forget = virtqueue_get_buf(vq, &len)) != NULL) {
 			kfree(forget);
-			vfsync_dec_in_flight_locked(fsvq);
+			vfsync_dec_in_flight(fsvq);
 		}
 	} while (!virtqueue_enable_cb(vq));
+	vfsync_check_broken(fsvq);
 
 	if (!list_empty(&fsvq->queued_reqs))
 		schedule_work(&fsvq->dispatch_work);
@@ -623,52 +774,57 @@ static void vfsync_vq_done(struct virtqueue *vq)
 /* Submission */
 
 /*
- * Add a buffer to an interrupt-driven request queue. With @queue_if_full a
- * buffer that meets -ENOSPC is parked on queued_reqs under the same lock
- * hold as the failed add, so the done_work that frees room is sure to see
- * it, and 0 is returned.
+ * Add a buffer to an interrupt-driven request queue, its lock held.
+ * Returns 0 when added (*notify: notify once unlocked), 1 when the queue
+ * was full and @buf was parked on queued_reqs (at the head with @front:
+ * a retry keeps its place) under this same lock hold, so that the
+ * done_work that frees room is sure to see it; else an error.
  */
-static int vfsync_enqueue(struct vfsync_vq *fsvq, struct vfsync_buf *buf,
-			  bool in_flight, bool queue_if_full)
+static int vfsync_add_locked(struct vfsync_vq *fsvq, struct vfsync_buf *buf,
+			     bool front, bool *notify)
 {
-	struct virtqueue *vq;
+	int ret;
+
+	lockdep_assert_held(&fsvq->lock);
+	*notify = false;
+	if (!fsvq->connected)
+		return -ENOTCONN;
+
+	buf->fsvq = fsvq;
+	ret = virtqueue_add_sgs(fsvq->vq, buf->sgs, buf->out_sgs, buf->in_sgs,
+				buf, GFP_ATOMIC);
+	if (ret == -ENOSPC) {
+		vfsync_count(fsvq, full);
+		if (front)
+			list_add(&buf->list, &fsvq->queued_reqs);
+		else
+			list_add_tail(&buf->list, &fsvq->queued_reqs);
+		return 1;
+	}
+	if (ret < 0)
+		return ret;
+
+	buf->ops->sent_locked(buf);
+	vfsync_count(fsvq, submitted);
+	*notify = virtqueue_kick_prepare(fsvq->vq);
+	return 0;
+}
+
+/* A new buffer for a request queue: added or parked (0), or an error. */
+static int vfsync_enqueue(struct vfsync_vq *fsvq, struct vfsync_buf *buf)
+{
 	bool notify;
 	int ret;
 
 	spin_lock(&fsvq->lock);
-	if (!fsvq->connected) {
-		spin_unlock(&fsvq->lock);
-		return -ENOTCONN;
-	}
-
-	vq = fsvq->vq;
-	buf->fsvq = fsvq;
-	ret = virtqueue_add_sgs(vq, buf->sgs, buf->out_sgs, buf->in_sgs, buf,
-				GFP_ATOMIC);
-	if (ret < 0) {
-		if (ret == -ENOSPC) {
-			fsvq->stats.full++;
-			if (queue_if_full) {
-				list_add_tail(&buf->list, &fsvq->queued_reqs);
-				if (!in_flight)
-					vfsync_inc_in_flight_locked(fsvq);
-				ret = 0;
-			}
-		}
-		spin_unlock(&fsvq->lock);
-		return ret;
-	}
-
-	vfsync_fuse_sent_locked(buf);
-	if (!in_flight)
-		vfsync_inc_in_flight_locked(fsvq);
-	fsvq->stats.submitted++;
-	notify = virtqueue_kick_prepare(vq);
+	ret = vfsync_add_locked(fsvq, buf, false, &notify);
+	if (ret >= 0)
+		vfsync_inc_in_flight(fsvq);
 	spin_unlock(&fsvq->lock);
 
 	if (notify)
-		virtqueue_notify(vq);
-	return 0;
+		virtqueue_notify(fsvq->vq);
+	return ret < 0 ? ret : 0;
 }
 
 /*
@@ -676,54 +832,70 @@ static int vfsync_enqueue(struct vfsync_vq *fsvq, struct vfsync_buf *buf,
  * the used ring has been read. The kick is issued with the queue lock held
  * (unlike the request queues): the device finishes the buffers within the
  * kick, and reaping them under the same lock hold is what makes the reply
- * ours without a callback. Requests are ended only after the CPU is
- * released, since ending may wake tasks and take sleeping locks.
+ * ours without a callback. So the lock is held for a host operation: it is
+ * only ever tried, and a submitter that finds it taken (another CPU of this
+ * queue is in its kick) takes the interrupt-driven path. Requests are ended
+ * only after the CPU is released, since ending may wake tasks and take
+ * sleeping locks.
  *
  * Returns -EAGAIN when the request should take the interrupt-driven path.
  */
 static int vfsync_submit_sync(struct vfsync_dev *fs, struct vfsync_buf *buf)
 {
 	struct vfsync_vq *fsvq;
+	struct virtqueue *vq;
 	LIST_HEAD(done);
 	int ret;
 
 	compat_sync_pin_cpu();
 	fsvq = &fs->vqs[fs->sync_map[smp_processor_id()]];
 
-	spin_lock(&fsvq->lock);
+	if (!spin_trylock(&fsvq->lock)) {
+		vfsync_count(fsvq, busy);
+		vfsync_count(fsvq, fallback);
+		compat_sync_unpin_cpu();
+		return -EAGAIN;
+	}
 	if (!fsvq->connected) {
 		ret = -EAGAIN;
 		goto out_unlock;
 	}
 
+	vq = fsvq->vq;
 	buf->fsvq = fsvq;
-	ret = virtqueue_add_sgs(fsvq->vq, buf->sgs, buf->out_sgs, buf->in_sgs,
-				buf, GFP_ATOMIC);
+	ret = virtqueue_add_sgs(vq, buf->sgs, buf->out_sgs, buf->in_sgs, buf,
+				GFP_ATOMIC);
 	if (ret < 0) {
 		/* Never wait for room with the CPU pinned */
 		if (ret == -ENOSPC)
-			fsvq->stats.full++;
-		fsvq->stats.fallback++;
+			vfsync_count(fsvq, full);
+		vfsync_count(fsvq, fallback);
 		ret = -EAGAIN;
 		goto out_unlock;
 	}
 
-	vfsync_fuse_sent_locked(buf);
-	vfsync_inc_in_flight_locked(fsvq);
+	buf->ops->sent_locked(buf);
+	vfsync_inc_in_flight(fsvq);
 	fsvq->outstanding++;
-	fsvq->stats.submitted++;
+	vfsync_count(fsvq, submitted);
 
-	virtqueue_kick(fsvq->vq);
-	vfsync_sync_reap_locked(fsvq, &done, true);
+	/*
+	 * No interrupt for what completes inside the kick, even while an
+	 * earlier buffer is outstanding: the reap below re-arms the callback
+	 * (with its re-check) only if something is still outstanding then.
+	 */
+	virtqueue_disable_cb(vq);
+	virtqueue_kick(vq);
+	vfsync_sync_reap_locked(fsvq, &done, buf);
 
-	spin_unlock(&fsvq->lock);
+	vfsync_unlock(fsvq);
 	compat_sync_unpin_cpu();
 
 	vfsync_end_bufs(&done);
 	return 0;
 
 out_unlock:
-	spin_unlock(&fsvq->lock);
+	vfsync_unlock(fsvq);
 	compat_sync_unpin_cpu();
 	return ret;
 }
@@ -739,7 +911,9 @@ int vfsync_submit(struct vfsync_dev *fs, struct vfsync_buf *buf)
 	struct vfsync_vq *fsvq;
 	int ret;
 
+	/* Without indirect descriptors a buffer needs a ring slot per entry */
 	if (fs->num_sync_queues &&
+	    buf->out_sgs + buf->in_sgs <= fs->sync_queue_size &&
 	    vfsync_sync_eligible(buf->opcode, buf->background, false,
 				 (size_t)buf->out_bytes + buf->in_bytes,
 				 READ_ONCE(vfsync_max_bytes))) {
@@ -749,8 +923,9 @@ int vfsync_submit(struct vfsync_dev *fs, struct vfsync_buf *buf)
 	}
 
 	fsvq = &fs->vqs[fs->req_map[raw_smp_processor_id()]];
-	return vfsync_enqueue(fsvq, buf, false, true);
+	return vfsync_enqueue(fsvq, buf);
 }
+EXPORT_SYMBOL_IF_KUNIT(vfsync_submit);
 
 /* End a request from a worker: the submitter may hold fc->bg_lock. */
 void vfsync_defer_end(struct vfsync_dev *fs, struct list_head *entry)
@@ -769,6 +944,7 @@ static void vfsync_request_dispatch_work(struct work_struct *work)
 					      dispatch_work);
 	struct list_head *entry;
 	struct vfsync_buf *buf;
+	bool notify;
 	int ret;
 
 	for (;;) {
@@ -792,19 +968,18 @@ static void vfsync_request_dispatch_work(struct work_struct *work)
 			return;
 		}
 		list_del_init(&buf->list);
+		/* Still full: back at the head, in this same lock hold */
+		ret = vfsync_add_locked(fsvq, buf, true, &notify);
 		spin_unlock(&fsvq->lock);
 
-		ret = vfsync_enqueue(fsvq, buf, true, false);
-		if (ret == -ENOSPC) {
-			spin_lock(&fsvq->lock);
-			list_add(&buf->list, &fsvq->queued_reqs);
-			spin_unlock(&fsvq->lock);
+		if (notify)
+			virtqueue_notify(fsvq->vq);
+		if (ret == 1)
 			return;
-		}
 		if (ret < 0) {
-			pr_err("retrying a request on %s failed: %d\n",
-			       fsvq->name, ret);
-			vfsync_fuse_fail(buf, ret);
+			pr_err_ratelimited("retrying a request on %s failed: %d\n",
+					   fsvq->name, ret);
+			buf->ops->fail(buf, ret);
 			vfsync_dec_in_flight(fsvq);
 		}
 	}
@@ -826,7 +1001,7 @@ static bool vfsync_send_forget_request(struct vfsync_vq *fsvq,
 	spin_lock(&fsvq->lock);
 	if (!fsvq->connected) {
 		if (in_flight)
-			vfsync_dec_in_flight_locked(fsvq);
+			vfsync_dec_in_flight(fsvq);
 		kfree(forget);
 		spin_unlock(&fsvq->lock);
 		return false;
@@ -837,10 +1012,10 @@ static bool vfsync_send_forget_request(struct vfsync_vq *fsvq,
 	ret = virtqueue_add_outbuf(vq, &sg, 1, forget, GFP_ATOMIC);
 	if (ret < 0) {
 		if (ret == -ENOSPC) {
-			fsvq->stats.full++;
+			vfsync_count(fsvq, full);
 			list_add_tail(&forget->list, &fsvq->queued_reqs);
 			if (!in_flight)
-				vfsync_inc_in_flight_locked(fsvq);
+				vfsync_inc_in_flight(fsvq);
 			spin_unlock(&fsvq->lock);
 			return true;
 		}
@@ -848,14 +1023,14 @@ static bool vfsync_send_forget_request(struct vfsync_vq *fsvq,
 		pr_debug("dropping a FORGET: %d\n", ret);
 		kfree(forget);
 		if (in_flight)
-			vfsync_dec_in_flight_locked(fsvq);
+			vfsync_dec_in_flight(fsvq);
 		spin_unlock(&fsvq->lock);
 		return false;
 	}
 
 	if (!in_flight)
-		vfsync_inc_in_flight_locked(fsvq);
-	fsvq->stats.submitted++;
+		vfsync_inc_in_flight(fsvq);
+	vfsync_count(fsvq, submitted);
 	notify = virtqueue_kick_prepare(vq);
 	spin_unlock(&fsvq->lock);
 
@@ -1041,8 +1216,8 @@ static int vfsync_read_tag(struct virtio_device *vdev, struct vfsync_dev *fs)
 	return 0;
 }
 
-static void vfsync_init_vq(struct vfsync_dev *fs, struct vfsync_vq *fsvq,
-			   enum vfsync_vq_kind kind, const char *name)
+void vfsync_init_vq(struct vfsync_dev *fs, struct vfsync_vq *fsvq,
+		    enum vfsync_vq_kind kind, const char *name)
 {
 	fsvq->fs = fs;
 	fsvq->kind = kind;
@@ -1067,6 +1242,14 @@ static void vfsync_init_vq(struct vfsync_dev *fs, struct vfsync_vq *fsvq,
 		break;
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(vfsync_init_vq);
+
+void vfsync_init_dev(struct vfsync_dev *fs)
+{
+	INIT_LIST_HEAD(&fs->list);
+	INIT_WORK(&fs->fail_work, vfsync_fail_work);
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_init_dev);
 
 static bool vfsync_sync_negotiated(struct virtio_device *vdev)
 {
@@ -1074,22 +1257,82 @@ static bool vfsync_sync_negotiated(struct virtio_device *vdev)
 	return vfsync_param_sync && virtio_has_feature(vdev, vfsync_feature_bit);
 }
 
-static int vfsync_setup_vqs(struct virtio_device *vdev, struct vfsync_dev *fs)
+/*
+ * How many config bytes the transport can read, 0 if it does not say.
+ * virtio-pci (modern) maps the first usable device-config capability, at
+ * most a page of it, and BUG()s on a read past that (vp_get()); other
+ * transports return something (QEMU: all ones) or leave the buffer alone
+ * (UML when GET_CONFIG fails).
+ */
+static size_t vfsync_config_len(struct virtio_device *vdev)
+{
+#ifdef CONFIG_PCI
+	struct device *parent = vdev->dev.parent;
+	struct pci_dev *pdev;
+	u8 pos, type, bar;
+	u32 len;
+
+	if (!parent || !dev_is_pci(parent))
+		return 0;
+	pdev = to_pci_dev(parent);
+	for (pos = pci_find_capability(pdev, PCI_CAP_ID_VNDR); pos;
+	     pos = pci_find_next_capability(pdev, pos, PCI_CAP_ID_VNDR)) {
+		pci_read_config_byte(pdev, pos + offsetof(struct virtio_pci_cap,
+							  cfg_type), &type);
+		pci_read_config_byte(pdev, pos + offsetof(struct virtio_pci_cap,
+							  bar), &bar);
+		if (type != VIRTIO_PCI_CAP_DEVICE_CFG || bar >= PCI_STD_NUM_BARS ||
+		    !(pci_resource_flags(pdev, bar) &
+		      (IORESOURCE_IO | IORESOURCE_MEM)))
+			continue;
+		pci_read_config_dword(pdev, pos + offsetof(struct virtio_pci_cap,
+							   length), &len);
+		return min_t(u32, len, PAGE_SIZE);
+	}
+#endif
+	return 0;
+}
+
+/* A config field, 0 if the transport did not fill it in */
+static u32 vfsync_cread_le32(struct virtio_device *vdev, unsigned int offset)
+{
+	__le32 v = 0;
+
+	virtio_cread_bytes(vdev, offset, &v, sizeof(v));
+	return le32_to_cpu(v);
+}
+
+/*
+ * Set up the queues; with @sync, the sync queues too if the config has
+ * them. *tried_sync says whether sync queues were asked for.
+ */
+static int vfsync_setup_vqs(struct virtio_device *vdev, struct vfsync_dev *fs,
+			    bool sync, bool *tried_sync)
 {
 	struct irq_affinity desc = { .pre_vectors = VFSYNC_VQ_REQUEST };
+	size_t cfg_len = vfsync_config_len(vdev);
+	enum vfsync_vq_kind *kinds;
 	struct vfsync_qconf conf;
 	vq_callback_t **callbacks;
+	unsigned int *sizes;
 	struct virtqueue **vqs;
 	const char **names;
-	bool sync = vfsync_sync_negotiated(vdev);
 	u32 nreq, nsync = 0;
 	unsigned int i;
 	int ret;
 
-	virtio_cread_le(vdev, struct vfsync_config, num_request_queues, &nreq);
+	*tried_sync = false;
+	nreq = vfsync_cread_le32(vdev, offsetof(struct vfsync_config,
+						num_request_queues));
+	if (sync && cfg_len &&
+	    cfg_len < offsetofend(struct vfsync_config, num_sync_queues)) {
+		dev_warn(&vdev->dev, "VIRTIO_FS_F_SYNC without num_sync_queues (config of %zu bytes): not using sync queues\n",
+			 cfg_len);
+		sync = false;
+	}
 	if (sync)
-		virtio_cread_le(vdev, struct vfsync_config, num_sync_queues,
-				&nsync);
+		nsync = vfsync_cread_le32(vdev, offsetof(struct vfsync_config,
+							 num_sync_queues));
 
 	ret = vfsync_parse_config(nreq, nsync, sync, nr_cpu_ids, &conf);
 	if (ret) {
@@ -1104,6 +1347,7 @@ static int vfsync_setup_vqs(struct virtio_device *vdev, struct vfsync_dev *fs)
 	fs->num_request_queues = conf.num_request_queues;
 	fs->num_sync_queues = conf.num_sync_queues;
 	fs->nvqs = conf.nvqs;
+	*tried_sync = fs->num_sync_queues;
 	/* Keep the sync queues out of the request queues' IRQ spreading */
 	desc.post_vectors = fs->num_sync_queues;
 
@@ -1115,8 +1359,10 @@ static int vfsync_setup_vqs(struct virtio_device *vdev, struct vfsync_dev *fs)
 	vqs = kcalloc(fs->nvqs, sizeof(*vqs), GFP_KERNEL);
 	callbacks = kcalloc(fs->nvqs, sizeof(*callbacks), GFP_KERNEL);
 	names = kcalloc(fs->nvqs, sizeof(*names), GFP_KERNEL);
+	sizes = kcalloc(fs->nvqs, sizeof(*sizes), GFP_KERNEL);
+	kinds = kcalloc(fs->nvqs, sizeof(*kinds), GFP_KERNEL);
 	if (!fs->vqs || !fs->req_map || !vqs || !callbacks || !names ||
-	    (fs->num_sync_queues && !fs->sync_map)) {
+	    !sizes || !kinds || (fs->num_sync_queues && !fs->sync_map)) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -1148,13 +1394,21 @@ static int vfsync_setup_vqs(struct virtio_device *vdev, struct vfsync_dev *fs)
 
 	for (i = 0; i < fs->nvqs; i++) {
 		fs->vqs[i].vq = vqs[i];
+		sizes[i] = virtqueue_get_vring_size(vqs[i]);
+		kinds[i] = fs->vqs[i].kind;
 		/* Sync queues are reaped by the submitter: no interrupts */
 		if (fs->vqs[i].kind == VFSYNC_KIND_SYNC)
 			virtqueue_disable_cb(vqs[i]);
 	}
+	fs->request_queue_size = vfsync_min_queue_size(sizes, kinds, fs->nvqs,
+						       VFSYNC_KIND_REQUEST);
+	fs->sync_queue_size = vfsync_min_queue_size(sizes, kinds, fs->nvqs,
+						    VFSYNC_KIND_SYNC);
 	vfsync_start_all_queues(fs);
 
 out:
+	kfree(kinds);
+	kfree(sizes);
 	kfree(names);
 	kfree(callbacks);
 	kfree(vqs);
@@ -1165,6 +1419,8 @@ out:
 		fs->req_map = NULL;
 		kfree(fs->sync_map);
 		fs->sync_map = NULL;
+		fs->nvqs = 0;
+		fs->num_sync_queues = 0;
 	}
 	return ret;
 }
@@ -1172,7 +1428,7 @@ out:
 /*
  * Request queues follow the transport's interrupt affinity when it has
  * one (PCI MSI-X), like in-tree virtiofs; otherwise the possible CPUs are
- * spread evenly. Sync queues are mapped by position among possible CPUs.
+ * spread evenly. CPU c takes sync queue c mod S.
  */
 static void vfsync_map_queues(struct virtio_device *vdev,
 			      struct vfsync_dev *fs, const unsigned int *cpus,
@@ -1259,6 +1515,11 @@ static int vfsync_add_instance(struct virtio_device *vdev,
 	if (ret < 0)
 		goto out_del;
 
+	/* debugfs is best effort: its functions take error pointers */
+	fs->debugfs = debugfs_create_dir(fs->tag, vfsync_debugfs_root);
+	debugfs_create_file("stats", 0444, fs->debugfs, fs,
+			    &vfsync_stats_seq_fops);
+
 	list_add_tail(&fs->list, &vfsync_instances);
 	mutex_unlock(&vfsync_mutex);
 
@@ -1274,6 +1535,7 @@ out_unlock:
 
 static int vfsync_probe(struct virtio_device *vdev)
 {
+	bool sync = vfsync_sync_negotiated(vdev), tried_sync;
 	struct vfsync_dev *fs;
 	int ret;
 
@@ -1281,7 +1543,7 @@ static int vfsync_probe(struct virtio_device *vdev)
 	if (!fs)
 		return -ENOMEM;
 	kobject_init(&fs->kobj, &vfsync_ktype);
-	INIT_LIST_HEAD(&fs->list);
+	vfsync_init_dev(fs);
 	fs->vdev = vdev;
 	vdev->priv = fs;
 
@@ -1289,7 +1551,13 @@ static int vfsync_probe(struct virtio_device *vdev)
 	if (ret < 0)
 		goto out;
 
-	ret = vfsync_setup_vqs(vdev, fs);
+	ret = vfsync_setup_vqs(vdev, fs, sync, &tried_sync);
+	/* The device may not have the sync queues its config promised */
+	if (ret < 0 && ret != -ENOMEM && tried_sync) {
+		dev_warn(&vdev->dev, "setting up the sync queues failed (%d): using the request queues only\n",
+			 ret);
+		ret = vfsync_setup_vqs(vdev, fs, false, &tried_sync);
+	}
 	if (ret < 0)
 		goto out;
 
@@ -1332,13 +1600,16 @@ static void vfsync_remove(struct virtio_device *vdev)
 	list_del_init(&fs->list);
 	sysfs_remove_link(&fs->kobj, "device");
 	kobject_del(&fs->kobj);
+	debugfs_remove_recursive(fs->debugfs);
 	vfsync_stop_all_queues(fs);
+	/* fail_work does not take vfsync_mutex */
+	cancel_work_sync(&fs->fail_work);
 	/*
 	 * A device that is still there may finish what it holds; one that is
-	 * gone (its queues are broken) or takes too long is reset, and its
-	 * buffers are taken back.
+	 * gone (its queues are broken), failed, or takes too long is reset,
+	 * and its buffers are taken back.
 	 */
-	for (i = 0; i < fs->nvqs && left > 0; i++) {
+	for (i = 0; i < fs->nvqs && left > 0 && !READ_ONCE(fs->failed); i++) {
 		struct vfsync_vq *fsvq = &fs->vqs[i];
 
 		if (virtqueue_is_broken(fsvq->vq))
@@ -1348,8 +1619,10 @@ static void vfsync_remove(struct virtio_device *vdev)
 	}
 	virtio_reset_device(vdev);
 	for (i = 0; i < fs->nvqs; i++)
-		vfsync_reclaim_queue(&fs->vqs[i]);
+		vfsync_reclaim_queue(&fs->vqs[i], -ENOTCONN);
 	vfsync_drain_all_queues(fs);
+	/* A done_work of the grace period may have scheduled it again */
+	cancel_work_sync(&fs->fail_work);
 	vdev->config->del_vqs(vdev);
 
 	vdev->priv = NULL;
@@ -1411,6 +1684,7 @@ static int __init virtio_fs_sync_init(void)
 	vfsync_kset = kset_create_and_add(KBUILD_MODNAME, NULL, fs_kobj);
 	if (!vfsync_kset)
 		return -ENOMEM;
+	vfsync_debugfs_root = debugfs_create_dir(KBUILD_MODNAME, NULL);
 
 	ret = register_virtio_driver(&vfsync_driver);
 	if (ret < 0)
@@ -1429,6 +1703,7 @@ static int __init virtio_fs_sync_init(void)
 out_driver:
 	unregister_virtio_driver(&vfsync_driver);
 out_kset:
+	debugfs_remove_recursive(vfsync_debugfs_root);
 	kset_unregister(vfsync_kset);
 	return ret;
 }
@@ -1438,6 +1713,7 @@ static void __exit virtio_fs_sync_exit(void)
 {
 	vfsync_fuse_unregister();
 	unregister_virtio_driver(&vfsync_driver);
+	debugfs_remove_recursive(vfsync_debugfs_root);
 	kset_unregister(vfsync_kset);
 }
 module_exit(virtio_fs_sync_exit);

@@ -7,6 +7,7 @@
 #ifndef _VIRTIO_FS_SYNC_H
 #define _VIRTIO_FS_SYNC_H
 
+#include <linux/atomic.h>
 #include <linux/kobject.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -23,6 +24,8 @@ struct virtio_device;
 struct virtqueue;
 
 #define VFSYNC_VQ_NAME_LEN	24
+/* Longest line of the stats files, the name and every counter at U64_MAX */
+#define VFSYNC_STATS_LINE	256
 
 /* Queue numbering of the device: hiprio, R request queues, S sync queues. */
 #define VFSYNC_VQ_HIPRIO	0
@@ -37,18 +40,47 @@ enum vfsync_vq_kind {
 	VFSYNC_KIND_SYNC,
 };
 
-/* Per-queue counters, readable from /sys/fs/virtio_fs_sync/<tag>/stats. */
+/*
+ * Per-queue counters, readable from /sys/fs/virtio_fs_sync/<tag>/stats and
+ * /sys/kernel/debug/virtio_fs_sync/<tag>/stats. Atomics: no lock.
+ */
 struct vfsync_stats {
-	u64 submitted;		/* buffers added to this queue */
-	u64 inline_done;	/* sync: reaped by the submitter after its kick */
-	u64 deferred;		/* sync: reaped by the completion callback */
-	u64 fallback;		/* sync: eligible but sent to a request queue */
-	u64 full;		/* -ENOSPC on add */
-	u64 bad_reply;		/* replies that failed validation */
+	atomic64_t submitted;	/* buffers added to this queue */
+	atomic64_t inline_done;	/* sync: the kicker's own buffer, right after its kick */
+	atomic64_t deferred;	/* sync: any other buffer reaped from the queue */
+	atomic64_t fallback;	/* sync: eligible but sent to a request queue */
+	atomic64_t full;	/* -ENOSPC on add */
+	atomic64_t bad_reply;	/* replies that failed validation */
+	atomic64_t busy;	/* sync: queue locked by another CPU, fell back */
 };
 
 struct vfsync_dev;
+struct vfsync_buf;
 
+/*
+ * What the virtio side calls back for a buffer: fuse_glue.c's functions for
+ * every FUSE request, a KUnit test's own for its test buffers.
+ */
+struct vfsync_buf_ops {
+	/* Added to its queue; under the queue lock */
+	void (*sent_locked)(struct vfsync_buf *buf);
+	/* Left the used ring or was taken back; under the queue lock */
+	void (*reaped_locked)(struct vfsync_buf *buf);
+	/* Came back (reply or ->error); no locks held; frees @buf */
+	void (*complete)(struct vfsync_buf *buf);
+	/* Never got onto a queue; no locks held; frees @buf */
+	void (*fail)(struct vfsync_buf *buf, int err);
+};
+
+/* vfsync_vq.flags */
+#define VFSYNC_VQ_REAP		0	/* sync: done_work found the lock taken */
+
+/*
+ * A sync queue's ->lock is held across its kick, that is for the length of
+ * a host operation: nobody may wait for it. Submitters and done_work take
+ * it with a trylock; only teardown (stop, reclaim) spins on it, after which
+ * no submitter can get it again.
+ */
 struct vfsync_vq {
 	spinlock_t lock;		/* the queue and the fields marked below */
 	struct virtqueue *vq;		/* protected by ->lock */
@@ -61,17 +93,23 @@ struct vfsync_vq {
 	struct list_head end_reqs;
 	struct work_struct dispatch_work;
 	/*
-	 * Allocated at mount under vfsync_mutex, freed at unmount after the
-	 * queue was stopped and drained: stable while a request is queued.
+	 * Set at mount and cleared at unmount, both under vfsync_mutex; the
+	 * unmount clears it only after the queue was stopped and drained
+	 * (in_flight 0), so it is stable for every buffer on the queue.
 	 */
 	struct fuse_dev *fud;
 	bool connected;			/* protected by ->lock */
-	/* Added, queued or reaped but not yet ended; under ->lock */
-	long in_flight;
+	/*
+	 * Added, queued or reaped but not yet ended. Incremented anywhere,
+	 * decremented under in_flight_wq.lock, so that a drainer that saw 0
+	 * knows the decrementer is done with the queue.
+	 */
+	atomic_long_t in_flight;
 	/* Sync queues: added but not reaped yet; under ->lock */
 	unsigned int outstanding;
 	wait_queue_head_t in_flight_wq;	/* woken when in_flight drops to 0 */
-	struct vfsync_stats stats;	/* protected by ->lock */
+	unsigned long flags;		/* VFSYNC_VQ_*, atomic bitops */
+	struct vfsync_stats stats;	/* atomics */
 	char name[VFSYNC_VQ_NAME_LEN];
 } ____cacheline_aligned_in_smp;
 
@@ -91,6 +129,18 @@ struct vfsync_dev {
 	/* index = cpu id, value = virtqueue index; written once at probe */
 	unsigned int *req_map;
 	unsigned int *sync_map;
+	/* Smallest ring of the request queues / of the sync queues */
+	unsigned int request_queue_size;
+	unsigned int sync_queue_size;
+	/*
+	 * Set once by fail_work: a queue broke (the device used a buffer
+	 * twice or wrote a bad ring), the device was reset and everything
+	 * it held failed with -EIO. Read under a queue lock by
+	 * vfsync_start_all_queues(), which then keeps the queues stopped.
+	 */
+	bool failed;
+	struct work_struct fail_work;
+	struct dentry *debugfs;		/* debugfs directory, or an error */
 	struct dax_device *dax_dev;	/* NULL: no DAX window */
 	void *window_kaddr;
 	phys_addr_t window_phys_addr;
@@ -105,6 +155,7 @@ struct vfsync_dev {
 struct vfsync_buf {
 	/* On a queue's list (under its lock) or a private list */
 	struct list_head list;
+	const struct vfsync_buf_ops *ops;
 	struct vfsync_vq *fsvq;		/* queue it was added to */
 	struct scatterlist **sgs;
 	unsigned int out_sgs;
@@ -141,6 +192,11 @@ void vfsync_map_sync(unsigned int *map, unsigned int map_len,
 		     unsigned int nqueues, unsigned int first_vq);
 bool vfsync_sync_eligible(u32 opcode, bool background, bool hiprio,
 			  size_t bytes, size_t max_bytes);
+unsigned int vfsync_min_queue_size(const unsigned int *sizes,
+				   const enum vfsync_vq_kind *kinds,
+				   unsigned int n, enum vfsync_vq_kind kind);
+int vfsync_stats_line(char *buf, size_t size, const char *name,
+		      const struct vfsync_stats *st);
 int vfsync_check_reply(const struct fuse_out_header *oh, u64 unique,
 		       unsigned int used_len, unsigned int offered_len,
 		       unsigned int out_args_len, unsigned int last_arg_len,
@@ -150,6 +206,9 @@ struct vfsync_dev *vfsync_find_instance_locked(const char *tag);
 bool vfsync_alive_locked(struct vfsync_dev *fs);
 void vfsync_put(struct vfsync_dev *fs);
 unsigned int vfsync_queue_size(struct vfsync_dev *fs);
+void vfsync_init_vq(struct vfsync_dev *fs, struct vfsync_vq *fsvq,
+		    enum vfsync_vq_kind kind, const char *name);
+void vfsync_init_dev(struct vfsync_dev *fs);
 void vfsync_start_all_queues(struct vfsync_dev *fs);
 void vfsync_stop_all_queues(struct vfsync_dev *fs);
 void vfsync_stop_queue(struct vfsync_vq *fsvq);
@@ -164,10 +223,6 @@ void vfsync_count_bad_reply(struct vfsync_vq *fsvq);
 int vfsync_fuse_register(void);
 void vfsync_fuse_unregister(void);
 const char *vfsync_fuse_fs_name(void);
-void vfsync_fuse_sent_locked(struct vfsync_buf *buf);
-void vfsync_fuse_reaped_locked(struct vfsync_buf *buf);
-void vfsync_fuse_complete(struct vfsync_buf *buf);
-void vfsync_fuse_fail(struct vfsync_buf *buf, int err);
 void vfsync_fuse_end_entry(struct list_head *entry);
 
 #endif /* _VIRTIO_FS_SYNC_H */
