@@ -17,8 +17,8 @@
  * COMPAT_VIRTIO_REGISTER_OWNER   register_virtio_driver() sets the owner
  * COMPAT_DAX_MEM2BLK_ERR         dax_mem2blk_err() exists
  * COMPAT_HAVE_GROUP_CPUS         group_cpus_evenly() is exported
- * COMPAT_RT_SPIN_UNLOCK_ANNOTATED PREEMPT_RT's rt_spin_unlock() tells sparse
- *                                it releases the lock (6.12, not 6.1)
+ * COMPAT_RT_SPIN_LOCK_ANNOTATED  PREEMPT_RT's rt_spin_lock()/unlock() carry
+ *                                sparse's context annotations (6.12, not 6.1)
  */
 #ifndef _VIRTIO_FS_SYNC_COMPAT_H
 #define _VIRTIO_FS_SYNC_COMPAT_H
@@ -33,6 +33,76 @@
 #include <linux/preempt.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+
+/*
+ * For sparse only (the compiled code is the same): 6.1's PREEMPT_RT
+ * spin_lock() and spin_unlock() families carry no context annotation, its
+ * spin_trylock() does, so a trylock looked unbalanced and a function that
+ * releases a lock it was handed (__releases) did not release it. These
+ * wrappers give sparse the annotations that 6.12's rt_spin_lock() and
+ * rt_spin_unlock() have; spin_lock_irqsave() expands to spin_lock().
+ */
+#if defined(__CHECKER__) && defined(CONFIG_PREEMPT_RT) && \
+	!defined(COMPAT_RT_SPIN_LOCK_ANNOTATED)
+static __always_inline void compat_rt_spin_lock(spinlock_t *lock)
+	__acquires(lock)
+{
+	spin_lock(lock);
+	__acquire(lock);
+}
+
+static __always_inline void compat_rt_spin_lock_bh(spinlock_t *lock)
+	__acquires(lock)
+{
+	spin_lock_bh(lock);
+	__acquire(lock);
+}
+
+static __always_inline void compat_rt_spin_lock_irq(spinlock_t *lock)
+	__acquires(lock)
+{
+	spin_lock_irq(lock);
+	__acquire(lock);
+}
+
+static __always_inline void compat_rt_spin_unlock(spinlock_t *lock)
+	__releases(lock)
+{
+	spin_unlock(lock);
+	__release(lock);
+}
+
+static __always_inline void compat_rt_spin_unlock_bh(spinlock_t *lock)
+	__releases(lock)
+{
+	spin_unlock_bh(lock);
+	__release(lock);
+}
+
+static __always_inline void compat_rt_spin_unlock_irq(spinlock_t *lock)
+	__releases(lock)
+{
+	spin_unlock_irq(lock);
+	__release(lock);
+}
+
+static __always_inline void
+compat_rt_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
+	__releases(lock)
+{
+	spin_unlock_irqrestore(lock, flags);
+	__release(lock);
+}
+
+#define spin_lock(lock)		compat_rt_spin_lock(lock)
+#define spin_lock_bh(lock)	compat_rt_spin_lock_bh(lock)
+#define spin_lock_irq(lock)	compat_rt_spin_lock_irq(lock)
+#define spin_unlock(lock)	compat_rt_spin_unlock(lock)
+#define spin_unlock_bh(lock)	compat_rt_spin_unlock_bh(lock)
+#define spin_unlock_irq(lock)	compat_rt_spin_unlock_irq(lock)
+#define spin_unlock_irqrestore(lock, flags) \
+	compat_rt_spin_unlock_irqrestore(lock, flags)
+#endif
 #include <linux/virtio_config.h>
 
 /*
@@ -49,20 +119,6 @@
 #define compat_sync_pin_cpu()		preempt_disable()
 #define compat_sync_unpin_cpu()		preempt_enable()
 #endif
-
-/*
- * spin_unlock() of a lock the caller was handed (the 6.1 FUSE core's
- * wake_*_and_unlock): sparse must see the release on every configuration,
- * and 6.1's PREEMPT_RT spin_unlock() carries no annotation.
- */
-static inline void compat_spin_unlock(spinlock_t *lock)
-	__releases(lock)
-{
-	spin_unlock(lock);
-#if defined(CONFIG_PREEMPT_RT) && !defined(COMPAT_RT_SPIN_UNLOCK_ANNOTATED)
-	__release(lock);
-#endif
-}
 
 #ifdef COMPAT_VIRTIO_REGISTER_OWNER
 #define COMPAT_VIRTIO_DRIVER_OWNER

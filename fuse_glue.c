@@ -429,7 +429,7 @@ static void vfsync_fuse_wake_forget_and_unlock(struct fuse_iqueue *fiq)
 
 	link = fuse_dequeue_forget(fiq, 1, NULL);
 	unique = fuse_get_unique(fiq);
-	compat_spin_unlock(&fiq->lock);
+	spin_unlock(&fiq->lock);
 
 	vfsync_send_forget(fs, link->forget_one.nodeid,
 			   link->forget_one.nlookup, unique);
@@ -440,7 +440,7 @@ static void vfsync_fuse_wake_interrupt_and_unlock(struct fuse_iqueue *fiq)
 	__releases(fiq->lock)
 {
 	/* Not supported, as in-tree virtiofs */
-	compat_spin_unlock(&fiq->lock);
+	spin_unlock(&fiq->lock);
 }
 
 static void vfsync_fuse_wake_pending_and_unlock(struct fuse_iqueue *fiq)
@@ -452,7 +452,7 @@ static void vfsync_fuse_wake_pending_and_unlock(struct fuse_iqueue *fiq)
 	clear_bit(FR_PENDING, &req->flags);
 	list_del_init(&req->list);
 	WARN_ON_ONCE(!list_empty(&fiq->pending));
-	compat_spin_unlock(&fiq->lock);
+	spin_unlock(&fiq->lock);
 
 	vfsync_fuse_queue(fiq->priv, req);
 }
