@@ -333,6 +333,7 @@ void vfsync_count_bad_reply(struct vfsync_vq *fsvq)
  * reaped before that completion landed, so it runs done_work again.
  */
 static void vfsync_unlock(struct vfsync_vq *fsvq)
+	__releases(&fsvq->lock)
 {
 	spin_unlock(&fsvq->lock);
 	if (fsvq->kind != VFSYNC_KIND_SYNC)
