@@ -5,8 +5,8 @@
 #   make                    build for the running kernel
 #   make KDIR=dir           build against any configured tree or headers
 #   make KVER=6.12|6.1      build against Debian's cloud kernel of that
-#                           series (6.1-rt: its PREEMPT_RT flavour), fetched
-#                           by scripts/fetch-kernel.sh into
+#                           series (6.12-rt, 6.1-rt: its PREEMPT_RT flavour),
+#                           fetched by scripts/fetch-kernel.sh into
 #                           $(VFS_CACHE) (default ~/.cache/virtio-fs-sync);
 #                           the objects go to build/$(KVER)/
 #   make FUSE_SRC=dir       take fuse_i.h from dir (default: KDIR/fs/fuse
@@ -134,6 +134,7 @@ style:
 sparse:
 	$(MAKE) -C $(REPO) KVER=6.12 BUILD_NAME=sparse-6.12 clean-objs module C=2 CF=-D__CHECK_ENDIAN__
 	$(MAKE) -C $(REPO) KVER=6.1 BUILD_NAME=sparse-6.1 clean-objs module C=2 CF=-D__CHECK_ENDIAN__
+	$(MAKE) -C $(REPO) KVER=6.12-rt BUILD_NAME=sparse-6.12-rt clean-objs module C=2 CF=-D__CHECK_ENDIAN__
 	$(MAKE) -C $(REPO) KVER=6.1-rt BUILD_NAME=sparse-6.1-rt clean-objs module C=2 CF=-D__CHECK_ENDIAN__
 
 clean-objs:
