@@ -110,7 +110,10 @@ compat_rt_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
  * sync queue) from the choice of the queue until the reaped buffers have
  * been collected. Without PREEMPT_RT it runs with preemption disabled. On
  * PREEMPT_RT spinlock_t sleeps, so only migration is disabled and the queue
- * lock is the sleeping kind.
+ * lock is the sleeping kind; its trylock never sleeps (rt_spin_trylock()).
+ * There a queue can also be busy because its holder is a preempted task of
+ * this same CPU, not only another CPU in its kick: the request then takes
+ * the interrupt-driven path all the same, without priority inheritance.
  */
 #ifdef CONFIG_PREEMPT_RT
 #define compat_sync_pin_cpu()		migrate_disable()
