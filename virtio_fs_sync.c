@@ -344,6 +344,23 @@ static void vfsync_unlock(struct vfsync_vq *fsvq)
 		schedule_work(&fsvq->done_work);
 }
 
+/*
+ * A sync queue's lock is only ever tried: its holder may be inside a kick.
+ * On a uniprocessor kernel it is never contended (the holder runs with
+ * preemption off) and a failed trylock is a spinlock-debug BUG, so KUnit
+ * plays the other CPU with ->test_busy.
+ */
+#if IS_ENABLED(CONFIG_VIRTIO_FS_SYNC_KUNIT_TEST)
+static bool vfsync_sync_trylock(struct vfsync_vq *fsvq)
+{
+	if (READ_ONCE(fsvq->test_busy))
+		return false;
+	return spin_trylock(&fsvq->lock);
+}
+#else
+#define vfsync_sync_trylock(fsvq)	spin_trylock(&(fsvq)->lock)
+#endif
+
 /* sysfs: /sys/fs/virtio_fs_sync/<tag>/{tag,sync,queues,stats} */
 
 static ssize_t tag_show(struct kobject *kobj, struct kobj_attribute *attr,
@@ -510,6 +527,7 @@ void vfsync_start_all_queues(struct vfsync_dev *fs)
 {
 	vfsync_set_connected(fs, true);
 }
+EXPORT_SYMBOL_IF_KUNIT(vfsync_start_all_queues);
 
 void vfsync_stop_all_queues(struct vfsync_dev *fs)
 {
@@ -706,7 +724,7 @@ static void vfsync_sync_done_work(struct work_struct *work)
 	set_bit(VFSYNC_VQ_REAP, &fsvq->flags);
 	/* Pairs with the barrier in vfsync_unlock() */
 	smp_mb__after_atomic();
-	if (!spin_trylock(&fsvq->lock))
+	if (!vfsync_sync_trylock(fsvq))
 		return;
 	clear_bit(VFSYNC_VQ_REAP, &fsvq->flags);
 	vfsync_sync_reap_locked(fsvq, &done, NULL);
@@ -851,7 +869,7 @@ static int vfsync_submit_sync(struct vfsync_dev *fs, struct vfsync_buf *buf)
 	compat_sync_pin_cpu();
 	fsvq = &fs->vqs[fs->sync_map[smp_processor_id()]];
 
-	if (!spin_trylock(&fsvq->lock)) {
+	if (!vfsync_sync_trylock(fsvq)) {
 		vfsync_count(fsvq, busy);
 		vfsync_count(fsvq, fallback);
 		compat_sync_unpin_cpu();
@@ -975,8 +993,14 @@ static void vfsync_request_dispatch_work(struct work_struct *work)
 
 		if (notify)
 			virtqueue_notify(fsvq->vq);
-		if (ret == 1)
+		if (ret == 1) {
+#if IS_ENABLED(CONFIG_VIRTIO_FS_SYNC_KUNIT_TEST)
+			/* Where a completion that makes room may come in */
+			if (fsvq->test_after_full)
+				fsvq->test_after_full(fsvq);
+#endif
 			return;
+		}
 		if (ret < 0) {
 			pr_err_ratelimited("retrying a request on %s failed: %d\n",
 					   fsvq->name, ret);

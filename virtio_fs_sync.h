@@ -109,6 +109,9 @@ struct vfsync_vq {
 	unsigned int outstanding;
 	wait_queue_head_t in_flight_wq;	/* woken when in_flight drops to 0 */
 	unsigned long flags;		/* VFSYNC_VQ_*, atomic bitops */
+	bool test_busy;			/* KUnit: another CPU holds ->lock */
+	/* KUnit: runs when a retry met a full queue, after the unlock */
+	void (*test_after_full)(struct vfsync_vq *fsvq);
 	struct vfsync_stats stats;	/* atomics */
 	char name[VFSYNC_VQ_NAME_LEN];
 } ____cacheline_aligned_in_smp;

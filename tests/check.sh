@@ -42,6 +42,17 @@ t() {
 	return $rc
 }
 
+skip() {
+	# shellcheck disable=SC2053
+	[[ $1 == $only ]] || return 0
+	echo "skip $1: $2"
+	skipped=$((skipped + 1))
+	skips+=("$1")
+}
+
+# shellcheck source=vm/counters.sh
+. "$repo/tests/vm/counters.sh"
+
 # --- setup and builds --------------------------------------------------------
 t setup:packages "$repo/scripts/install-deps.sh"
 t setup:kernel-6.12 "$repo/scripts/fetch-kernel.sh" 6.12
@@ -215,6 +226,42 @@ t uml:direct-io-sync "$repo/tests/vm/run" --results "$logs/uml:direct-io-sync.re
 t uml:direct-io-sync0 "$repo/tests/vm/run" --results "$logs/uml:direct-io-sync0.results" \
 	--driver ours --sync off -- "$repo/tests/vm/scenarios/direct-io" async
 
+# A device offering VIRTIO_FS_F_SYNC with a config too short for
+# num_sync_queues (40 or 44 bytes, all ones past it, no sync queues):
+# probe retries without them, says so once, mounts interrupt-driven.
+short_config() {
+	local res=$logs/uml:config-$1.results out n
+	out=$("$repo/tests/vm/run" --results "$res" --driver ours --sync on \
+		--dev-opts "--config-size=$1" -- \
+		sh -c 'cat /sys/fs/virtio_fs_sync/share/queues && echo data >/mnt/share/f && cat /mnt/share/f') ||
+		return 1
+	echo "$out"
+	echo "$out" | grep -qx 'hiprio=1 request=1 sync=0' || { echo "expected no sync queues"; return 1; }
+	echo "$out" | grep -qx data || { echo "the share does not work"; return 1; }
+	n=$(grep -c "setting up the sync queues failed" "$res/dmesg")
+	[ "$n" = 1 ] || { echo "expected the fallback message once, got $n"; return 1; }
+	"$repo/tests/vm/check-path" async "$res"
+}
+t uml:config-40 short_config 40
+t uml:config-44 short_config 44
+# 64 queues (1 + 62 + 1): debugfs has every line, sysfs whole lines and a
+# last line saying how many did not fit
+many_queues() {
+	local out
+	out=$("$repo/tests/vm/run" --results "$logs/uml:many-queues.results" --driver ours \
+		--queues 62 --sync-queues 1 -- sh -c '
+		d=/sys/kernel/debug/virtio_fs_sync/share/stats s=/sys/fs/virtio_fs_sync/share/stats
+		echo "debugfs $(grep -c "^[a-z]*\.*[0-9]* submitted=.* busy=[0-9]*\$" $d) $(grep -c . $d)"
+		echo "sysfs $(grep -c "^[a-z]*\.*[0-9]* submitted=.* busy=[0-9]*\$" $s) $(grep -c . $s)"
+		tail -n 1 $s') || return 1
+	echo "$out"
+	echo "$out" | grep -qx "debugfs 64 64" || { echo "debugfs: expected 64 whole lines"; return 1; }
+	echo "$out" | awk '$1 == "sysfs" { whole = $2; all = $3 }
+		/^truncated: / { more = $2 }
+		END { exit !(all == whole + 1 && whole + more == 64) }' ||
+		{ echo "sysfs: expected whole lines and one truncated: line for the rest"; return 1; }
+}
+t uml:many-queues many_queues
 t uml:unbind-under-load "$repo/tests/vm/run" --results "$logs/uml:unbind-under-load.results" \
 	--driver ours -- "$repo/tests/vm/scenarios/unbind-under-load"
 # A/B by sysfs rebind, rmmod refused while mounted, unload/reload, removal
@@ -230,7 +277,7 @@ t qemu-6.12:initcall-blacklist "$repo/tests/vm/run" --substrate qemu --kernel 6.
 	"$repo/tests/vm/scenarios/initcall-blacklist" "$(make -s -C "$repo" KVER=6.12 print-ko)"
 
 # --- hardening: a hostile device, confinement, stress with faults -------------
-bad_replies="len-over len-under len-zero hdr-len unique error-range"
+bad_replies="len-over len-under len-zero hdr-len unique error-range error-529 read-529"
 # faults NAME RUNNER-ARGS -- KINDS: tests/vm/scenarios/faults in a guest
 faults() {
 	local name=$1
@@ -241,9 +288,23 @@ faults() {
 {
 t uml:faults faults uml:faults --driver ours --sync on -- \
 	"$repo/tests/vm/scenarios/faults" $bad_replies never close
-# a double completion breaks its queue for good (the virtio core's verdict)
-t uml:faults-double faults uml:faults-double --driver ours --sync on -- \
-	"$repo/tests/vm/scenarios/faults" double
+# a double completion breaks its queue for good (the virtio core's verdict):
+# the driver resets the device, what the queue held fails, unmount completes
+t uml:faults-double faults uml:faults-double --driver ours --sync on --timeout 180 -- \
+	"$repo/tests/vm/scenarios/faults" never=3 double
+# inline completions while a buffer is outstanding raise no interrupt:
+# the device sent (almost) no used-buffer notification on the sync queue
+sync_quiet() {
+	local res=$logs/uml:sync-quiet.results calls inl
+	faults uml:sync-quiet --driver ours --sync on -- \
+		"$repo/tests/vm/scenarios/faults" never=1 quiet close || return 1
+	calls=$(counter_sum "$res/dev-stats" 'type=sync' calls)
+	inl=$(counter_sum "$res/dev-stats" 'type=sync' inline)
+	echo "device: sync queue inline=$inl calls=$calls"
+	[ "$inl" -ge 200 ] || { echo "expected at least 200 inline completions"; return 1; }
+	[ "$calls" -le 2 ] || { echo "FAIL: $calls interrupts for inline completions"; return 1; }
+}
+t uml:sync-quiet sync_quiet
 # the one request queue must keep room for the rest: fewer waiters
 t uml:faults-sync0 faults uml:faults-sync0 --driver ours --sync off -- \
 	"$repo/tests/vm/scenarios/faults" $bad_replies never=200 close

@@ -1,15 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests for the pure parts of virtio_fs_sync: CPU->queue maps,
- * the sync-queue eligibility policy, reply validation and configuration
- * parsing. Shapes with many CPUs are tested through CPU id lists, so they
- * run on uniprocessor UML as well.
+ * KUnit tests for virtio_fs_sync: the pure parts (CPU->queue maps, the
+ * sync-queue eligibility policy, reply validation, configuration parsing,
+ * queue sizes, stats lines) and the virtio side's queue engine driven
+ * against real split rings (vring_new_virtqueue()) served by a small
+ * in-test device. Shapes with many CPUs are tested through CPU id lists,
+ * so they run on uniprocessor UML as well.
  */
 
 #include <kunit/test.h>
 #include <linux/fuse.h>
+#include <linux/gfp.h>
 #include <linux/module.h>
+#include <linux/scatterlist.h>
 #include <linux/slab.h>
+#include <linux/virtio.h>
+#include <linux/virtio_config.h>
+#include <linux/virtio_ring.h>
 
 #include "../../virtio_fs_sync.h"
 
@@ -75,16 +82,18 @@ static void check_sync_shape(struct kunit *test, struct map_buffers *mb,
 	for (i = 0; i < n; i++) {
 		q = mb->map[cpus[i]] - TEST_FIRST_VQ;
 		KUNIT_ASSERT_LT(test, q, s);
-		/* Dense ids: CPU c uses queue c mod S */
-		KUNIT_EXPECT_EQ(test, q, i % s);
+		/* The contract: CPU c uses queue c mod S, by id */
+		KUNIT_EXPECT_EQ(test, q, cpus[i] % s);
 		mb->used[q]++;
 	}
-	/* Every queue has a CPU, and none has two more than another */
-	for (i = 0; i < min(n, s); i++)
-		KUNIT_EXPECT_GE_MSG(test, mb->used[i], n / s,
-				    "ncpus %u sync %u queue %u", n, s, i);
-	for (i = 0; i < s; i++)
-		KUNIT_EXPECT_LE(test, mb->used[i], DIV_ROUND_UP(n, s));
+	/* Dense ids: every queue has a CPU, none has two more than another */
+	if (stride == 1) {
+		for (i = 0; i < min(n, s); i++)
+			KUNIT_EXPECT_GE_MSG(test, mb->used[i], n / s,
+					    "ncpus %u sync %u queue %u", n, s, i);
+		for (i = 0; i < s; i++)
+			KUNIT_EXPECT_LE(test, mb->used[i], DIV_ROUND_UP(n, s));
+	}
 	check_unlisted(test, mb->map, cpus, n);
 }
 
@@ -153,9 +162,9 @@ static void vfsync_test_map_edges(struct kunit *test)
 	unsigned int map[8], cpus[] = { 3, 7, 200 };
 	unsigned int i;
 
-	/* Ids beyond the map are ignored, not written */
+	/* Ids beyond the map are ignored, not written; 3 and 7 mod 2 = 1 */
 	vfsync_map_sync(map, ARRAY_SIZE(map), cpus, ARRAY_SIZE(cpus), 2, 1);
-	KUNIT_EXPECT_EQ(test, map[3], 1U);
+	KUNIT_EXPECT_EQ(test, map[3], 2U);
 	KUNIT_EXPECT_EQ(test, map[7], 2U);
 	for (i = 0; i < ARRAY_SIZE(map); i++)
 		KUNIT_EXPECT_LE(test, map[i], 2U);
@@ -172,12 +181,16 @@ static void vfsync_test_map_edges(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, map[i], 1U);
 }
 
-static bool opcode_may_block(u32 opcode)
+/* Blocking without bound, or host time not bounded by the size */
+static bool opcode_off_sync(u32 opcode)
 {
 	return opcode == FUSE_SETLKW || opcode == FUSE_IOCTL ||
 	       opcode == FUSE_POLL || opcode == FUSE_INTERRUPT ||
 	       opcode == FUSE_NOTIFY_REPLY || opcode == FUSE_FORGET ||
-	       opcode == FUSE_BATCH_FORGET;
+	       opcode == FUSE_BATCH_FORGET || opcode == FUSE_COPY_FILE_RANGE ||
+	       opcode == FUSE_FALLOCATE || opcode == FUSE_FSYNC ||
+	       opcode == FUSE_FSYNCDIR || opcode == FUSE_SYNCFS ||
+	       opcode == FUSE_FLUSH;
 }
 
 static void vfsync_test_eligible(struct kunit *test)
@@ -194,7 +207,7 @@ static void vfsync_test_eligible(struct kunit *test)
 			hiprio = flags & 2;
 			m = (flags / 4) % ARRAY_SIZE(maxes);
 			s = flags / 4 / ARRAY_SIZE(maxes);
-			want = !bg && !hiprio && !opcode_may_block(opcode) &&
+			want = !bg && !hiprio && !opcode_off_sync(opcode) &&
 			       sizes[s] <= maxes[m];
 			KUNIT_EXPECT_EQ_MSG(test,
 					    vfsync_sync_eligible(opcode, bg, hiprio,
@@ -216,6 +229,15 @@ static void vfsync_test_eligible(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_INTERRUPT, false, false, 1, SIZE_MAX));
 	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_NOTIFY_REPLY, false, false, 1,
 						      SIZE_MAX));
+	/* Host time not bounded by the request's size, however small it is */
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_COPY_FILE_RANGE, false, false, 1,
+						      SIZE_MAX));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FALLOCATE, false, false, 1, SIZE_MAX));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FSYNC, false, false, 1, SIZE_MAX));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FSYNCDIR, false, false, 1, SIZE_MAX));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_SYNCFS, false, false, 1, SIZE_MAX));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FLUSH, false, false, 1, SIZE_MAX));
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_RELEASE, false, false, 1, SIZE_MAX));
 	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_GETATTR, false, false, 1, SIZE_MAX));
 	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_SETLK, false, false, 1, SIZE_MAX));
 	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_READ, true, false, 1, SIZE_MAX));
@@ -238,12 +260,24 @@ static const struct reply_case reply_cases[] = {
 	{ "exact", OH + 8, 0, 42, OH + 8, OH + 8, 8, 8, false, 0 },
 	{ "no out args", OH, 0, 42, OH, OH, 0, 0, false, 0 },
 	{ "error only", OH, -ENOENT, 42, OH, OH + 128, 128, 128, false, 0 },
-	{ "error -4095", OH, -4095, 42, OH, OH, 0, 0, false, 0 },
+	{ "error -1", OH, -1, 42, OH, OH, 0, 0, false, 0 },
+	{ "error -511", OH, -511, 42, OH, OH, 0, 0, false, 0 },
+	/* what fuse_dev_do_write() refuses: kernel-internal codes */
+	{ "error -512 (ERESTARTSYS)", OH, -512, 42, OH, OH, 0, 0, false, -EIO },
+	{ "error -517 (EPROBE_DEFER)", OH, -517, 42, OH, OH, 0, 0, false, -EIO },
+	{ "error -529 (EIOCBQUEUED)", OH, -529, 42, OH, OH, 0, 0, false, -EIO },
+	{ "error -4095", OH, -4095, 42, OH, OH, 0, 0, false, -EIO },
 	{ "error -4096", OH, -4096, 42, OH, OH, 0, 0, false, -EIO },
 	{ "error positive", OH, 1, 42, OH, OH, 0, 0, false, -EIO },
 	{ "error INT_MIN", OH, INT_MIN, 42, OH, OH, 0, 0, false, -EIO },
 	{ "error with payload", OH + 8, -EIO, 42, OH + 8, OH + 8, 8, 8, false, -EIO },
 	{ "used 0", 0, 0, 42, 0, OH + 8, 8, 8, false, -EIO },
+	/* libkrun reports 0 for every buffer: the header says it */
+	{ "used 0, header fine", OH + 8, 0, 42, 0, OH + 8, 8, 8, false, 0 },
+	{ "used 0, error reply", OH, -ENOENT, 42, 0, OH + 8, 8, 8, false, 0 },
+	{ "used 0, header past offered", OH + 16, 0, 42, 0, OH + 8, 8, 8, true, -EIO },
+	{ "used 0, header below its size", OH - 1, 0, 42, 0, OH + 8, 8, 8, true, -EIO },
+	{ "used 0, wrong unique", OH + 8, 0, 43, 0, OH + 8, 8, 8, false, -EIO },
 	{ "used below header", OH - 1, 0, 42, OH - 1, OH + 8, 8, 8, false, -EIO },
 	{ "used above offered", OH + 16, 0, 42, OH + 16, OH + 8, 8, 8, false, -EIO },
 	{ "used huge", UINT_MAX, 0, 42, UINT_MAX, OH + 8, 8, 8, false, -EIO },
@@ -349,6 +383,586 @@ static void vfsync_test_config(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vfsync_parse_config(1, 1, true, 0, &conf), -EINVAL);
 }
 
+static void vfsync_test_queue_size(struct kunit *test)
+{
+	static const enum vfsync_vq_kind kinds[] = {
+		VFSYNC_KIND_HIPRIO, VFSYNC_KIND_REQUEST, VFSYNC_KIND_REQUEST,
+		VFSYNC_KIND_SYNC, VFSYNC_KIND_SYNC,
+	};
+	static const unsigned int sizes[] = { 2, 256, 128, 16, 64 };
+
+	/* A small sync queue does not shrink what every request may carry */
+	KUNIT_EXPECT_EQ(test, vfsync_min_queue_size(sizes, kinds, 5, VFSYNC_KIND_REQUEST),
+			128U);
+	KUNIT_EXPECT_EQ(test, vfsync_min_queue_size(sizes, kinds, 5, VFSYNC_KIND_SYNC), 16U);
+	KUNIT_EXPECT_EQ(test, vfsync_min_queue_size(sizes, kinds, 3, VFSYNC_KIND_SYNC),
+			UINT_MAX);
+}
+
+static void vfsync_test_stats_line(struct kunit *test)
+{
+	char name[VFSYNC_VQ_NAME_LEN], line[VFSYNC_STATS_LINE + 1];
+	struct vfsync_stats st;
+	int n;
+
+	memset(name, 'q', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	atomic64_set(&st.submitted, -1);
+	atomic64_set(&st.inline_done, -1);
+	atomic64_set(&st.deferred, -1);
+	atomic64_set(&st.fallback, -1);
+	atomic64_set(&st.full, -1);
+	atomic64_set(&st.bad_reply, -1);
+	atomic64_set(&st.busy, -1);
+
+	/* The longest line fits, whole, in VFSYNC_STATS_LINE */
+	n = vfsync_stats_line(line, sizeof(line), name, &st);
+	KUNIT_EXPECT_LT(test, n, VFSYNC_STATS_LINE);
+	KUNIT_EXPECT_EQ(test, line[n - 1], '\n');
+	KUNIT_EXPECT_NOT_NULL(test, strstr(line, " busy=18446744073709551615\n"));
+	KUNIT_EXPECT_NOT_NULL(test, strstr(line, " submitted=18446744073709551615 "));
+}
+
+/*
+ * The queue engine against real split rings. The in-test device serves
+ * each ring from the driver's notify: it completes new buffers at once
+ * (as a sync queue's device does inside the kick), holds them, or uses
+ * them twice; held buffers are completed later, with an interrupt when
+ * the driver's ring asks for one.
+ */
+#define TEST_RING	8
+#define TEST_FIT	(TEST_RING / 2)	/* two descriptors a buffer, no indirect */
+#define TEST_NVQS	3
+#define TEST_HIPRIO	0
+#define TEST_REQ	1
+#define TEST_SYNC	2
+
+enum test_mode { TEST_INLINE, TEST_HOLD, TEST_DOUBLE };
+
+struct test_ring {
+	void *pages;
+	struct vring vr;
+	u16 last_avail, used_idx;
+	enum test_mode mode;
+	bool release_on_kick;	/* complete the held buffers after new ones */
+	bool mute;		/* never call the driver's callback */
+	u16 held[TEST_RING];
+	unsigned int nheld;
+	unsigned int kicks, kicks_armed, irqs;
+};
+
+struct test_dev {
+	struct virtio_device vdev;
+	struct vfsync_dev fs;
+	struct vfsync_vq vqs[TEST_NVQS];
+	struct test_ring rings[TEST_NVQS];
+};
+
+struct test_buf {
+	struct vfsync_buf buf;
+	struct scatterlist sg[2];
+	struct scatterlist *sgs[2];
+	u8 data[64];
+	unsigned int sent, reaped, completed, failed;
+	int err;
+};
+
+static struct test_buf *to_tb(struct vfsync_buf *buf)
+{
+	return container_of(buf, struct test_buf, buf);
+}
+
+static void test_sent_locked(struct vfsync_buf *buf)
+{
+	to_tb(buf)->sent++;
+}
+
+static void test_reaped_locked(struct vfsync_buf *buf)
+{
+	to_tb(buf)->reaped++;
+}
+
+static void test_complete(struct vfsync_buf *buf)
+{
+	to_tb(buf)->completed++;
+	to_tb(buf)->err = buf->error;
+}
+
+static void test_fail(struct vfsync_buf *buf, int err)
+{
+	to_tb(buf)->failed++;
+	to_tb(buf)->err = err;
+}
+
+static const struct vfsync_buf_ops test_buf_ops = {
+	.sent_locked = test_sent_locked,
+	.reaped_locked = test_reaped_locked,
+	.complete = test_complete,
+	.fail = test_fail,
+};
+
+static struct test_buf *test_buf(struct kunit *test, u32 opcode)
+{
+	struct test_buf *tb = kunit_kzalloc(test, sizeof(*tb), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, tb);
+	sg_init_one(&tb->sg[0], tb->data, 32);
+	sg_init_one(&tb->sg[1], tb->data + 32, 32);
+	tb->sgs[0] = &tb->sg[0];
+	tb->sgs[1] = &tb->sg[1];
+	tb->buf.ops = &test_buf_ops;
+	tb->buf.sgs = tb->sgs;
+	tb->buf.out_sgs = 1;
+	tb->buf.in_sgs = 1;
+	tb->buf.out_bytes = 32;
+	tb->buf.in_bytes = 32;
+	tb->buf.opcode = opcode;
+	INIT_LIST_HEAD(&tb->buf.list);
+	return tb;
+}
+
+static struct test_dev *to_td(struct virtqueue *vq)
+{
+	return container_of(vq->vdev, struct test_dev, vdev);
+}
+
+static void test_push(struct test_dev *td, unsigned int index, u16 head)
+{
+	struct test_ring *r = &td->rings[index];
+	struct vring_used_elem *e = &r->vr.used->ring[r->used_idx % TEST_RING];
+
+	e->id = cpu_to_virtio32(&td->vdev, head);
+	e->len = cpu_to_virtio32(&td->vdev, 0);
+	virtio_wmb(true);
+	r->used_idx++;
+	r->vr.used->idx = cpu_to_virtio16(&td->vdev, r->used_idx);
+	virtio_mb(true);
+	if (!(virtio16_to_cpu(&td->vdev, r->vr.avail->flags) &
+	      VRING_AVAIL_F_NO_INTERRUPT)) {
+		r->irqs++;
+		if (!r->mute)
+			vring_interrupt(0, td->vqs[index].vq);
+	}
+}
+
+/* Complete what the device holds on ring @index */
+static void test_release(struct test_dev *td, unsigned int index)
+{
+	struct test_ring *r = &td->rings[index];
+	unsigned int i;
+
+	for (i = 0; i < r->nheld; i++)
+		test_push(td, index, r->held[i]);
+	r->nheld = 0;
+}
+
+static bool test_notify(struct virtqueue *vq)
+{
+	struct test_dev *td = to_td(vq);
+	struct test_ring *r = &td->rings[vq->index];
+	u16 avail, head;
+
+	r->kicks++;
+	/* Would this kick's completions interrupt? */
+	if (!(virtio16_to_cpu(&td->vdev, r->vr.avail->flags) &
+	      VRING_AVAIL_F_NO_INTERRUPT))
+		r->kicks_armed++;
+	avail = virtio16_to_cpu(&td->vdev, READ_ONCE(r->vr.avail->idx));
+	virtio_rmb(true);
+	while (r->last_avail != avail) {
+		head = virtio16_to_cpu(&td->vdev,
+				       r->vr.avail->ring[r->last_avail % TEST_RING]);
+		r->last_avail++;
+		switch (r->mode) {
+		case TEST_HOLD:
+			r->held[r->nheld++] = head;
+			break;
+		case TEST_DOUBLE:
+			test_push(td, vq->index, head);
+			fallthrough;
+		case TEST_INLINE:
+			test_push(td, vq->index, head);
+			break;
+		}
+	}
+	if (r->release_on_kick)
+		test_release(td, vq->index);
+	return true;
+}
+
+static void test_callback(struct virtqueue *vq)
+{
+	struct test_dev *td = to_td(vq);
+
+	schedule_work(&td->vqs[vq->index].done_work);
+}
+
+static void test_reset(struct virtio_device *vdev)
+{
+}
+
+static const struct virtio_config_ops test_config_ops = {
+	.reset = test_reset,
+};
+
+static int vfsync_engine_init(struct kunit *test)
+{
+	static const enum vfsync_vq_kind kinds[TEST_NVQS] = {
+		VFSYNC_KIND_HIPRIO, VFSYNC_KIND_REQUEST, VFSYNC_KIND_SYNC,
+	};
+	static const char *const names[TEST_NVQS] = {
+		"hiprio", "request.0", "sync.0",
+	};
+	size_t size = vring_size(TEST_RING, PAGE_SIZE);
+	struct test_dev *td;
+	unsigned int i;
+
+	td = kunit_kzalloc(test, sizeof(*td), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, td);
+	INIT_LIST_HEAD(&td->vdev.vqs);
+	spin_lock_init(&td->vdev.vqs_list_lock);
+	td->vdev.config = &test_config_ops;
+	td->vdev.priv = &td->fs;
+
+	vfsync_init_dev(&td->fs);
+	td->fs.vdev = &td->vdev;
+	td->fs.vqs = td->vqs;
+	td->fs.nvqs = TEST_NVQS;
+	td->fs.num_request_queues = 1;
+	td->fs.num_sync_queues = 1;
+	td->fs.request_queue_size = TEST_RING;
+	td->fs.sync_queue_size = TEST_RING;
+	td->fs.req_map = kunit_kcalloc(test, nr_cpu_ids, sizeof(unsigned int),
+				       GFP_KERNEL);
+	td->fs.sync_map = kunit_kcalloc(test, nr_cpu_ids, sizeof(unsigned int),
+					GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, td->fs.req_map);
+	KUNIT_ASSERT_NOT_NULL(test, td->fs.sync_map);
+	for (i = 0; i < nr_cpu_ids; i++) {
+		td->fs.req_map[i] = TEST_REQ;
+		td->fs.sync_map[i] = TEST_SYNC;
+	}
+
+	for (i = 0; i < TEST_NVQS; i++) {
+		struct test_ring *r = &td->rings[i];
+
+		vfsync_init_vq(&td->fs, &td->vqs[i], kinds[i], names[i]);
+		r->pages = alloc_pages_exact(size, GFP_KERNEL | __GFP_ZERO);
+		KUNIT_ASSERT_NOT_NULL(test, r->pages);
+		vring_init(&r->vr, TEST_RING, r->pages, PAGE_SIZE);
+		td->vqs[i].vq = vring_new_virtqueue(i, TEST_RING, PAGE_SIZE,
+						    &td->vdev, true, false,
+						    r->pages, test_notify,
+						    test_callback, names[i]);
+		KUNIT_ASSERT_NOT_NULL(test, td->vqs[i].vq);
+		if (kinds[i] == VFSYNC_KIND_SYNC)
+			virtqueue_disable_cb(td->vqs[i].vq);
+	}
+	vfsync_start_all_queues(&td->fs);
+	test->priv = td;
+	return 0;
+}
+
+static void vfsync_engine_exit(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	unsigned int i;
+
+	if (!td)
+		return;
+	flush_work(&td->fs.fail_work);
+	for (i = 0; i < TEST_NVQS; i++) {
+		flush_work(&td->vqs[i].done_work);
+		flush_work(&td->vqs[i].dispatch_work);
+	}
+	for (i = 0; i < TEST_NVQS; i++) {
+		if (td->vqs[i].vq)
+			vring_del_virtqueue(td->vqs[i].vq);
+		free_pages_exact(td->rings[i].pages,
+				 vring_size(TEST_RING, PAGE_SIZE));
+	}
+}
+
+#define STAT(td, q, f)	atomic64_read(&(td)->vqs[q].stats.f)
+
+/* A sync request completes inside its kick: inline, no interrupt. */
+static void vfsync_test_engine_inline(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct test_buf *a = test_buf(test, FUSE_GETATTR);
+
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
+	KUNIT_EXPECT_EQ(test, a->completed, 1U);
+	KUNIT_EXPECT_EQ(test, a->reaped, 1U);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, inline_done), 1);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, deferred), 0);
+	KUNIT_EXPECT_EQ(test, td->rings[TEST_SYNC].irqs, 0U);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_SYNC].in_flight), 0);
+	KUNIT_EXPECT_EQ(test, td->vqs[TEST_SYNC].outstanding, 0U);
+}
+
+/*
+ * Issue 13, items 6 and 7: while an earlier buffer is outstanding, the
+ * next kick goes out with the callback disabled (its inline completion
+ * raises no interrupt), and of what the kicker reaps only its own buffer
+ * counts as inline; the earlier one is deferred.
+ */
+static void vfsync_test_engine_deferred_by_kicker(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct test_ring *r = &td->rings[TEST_SYNC];
+	struct test_buf *a = test_buf(test, FUSE_GETATTR);
+	struct test_buf *b = test_buf(test, FUSE_GETATTR);
+
+	r->mode = TEST_HOLD;
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
+	KUNIT_EXPECT_EQ(test, a->completed, 0U);
+	KUNIT_EXPECT_EQ(test, td->vqs[TEST_SYNC].outstanding, 1U);
+	/* Outstanding: the callback is armed between kicks */
+	KUNIT_EXPECT_FALSE(test, virtio16_to_cpu(&td->vdev, r->vr.avail->flags) &
+			   VRING_AVAIL_F_NO_INTERRUPT);
+
+	r->mode = TEST_INLINE;
+	r->release_on_kick = true;
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &b->buf), 0);
+	flush_work(&td->vqs[TEST_SYNC].done_work);
+
+	KUNIT_EXPECT_EQ(test, a->completed, 1U);
+	KUNIT_EXPECT_EQ(test, b->completed, 1U);
+	KUNIT_EXPECT_EQ_MSG(test, r->kicks_armed, 0U,
+			    "the callback was armed during a kick");
+	KUNIT_EXPECT_EQ_MSG(test, r->irqs, 0U,
+			    "inline completions raised interrupts");
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, inline_done), 1);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, deferred), 1);
+	KUNIT_EXPECT_EQ(test, td->vqs[TEST_SYNC].outstanding, 0U);
+	/* Nothing outstanding: disabled again */
+	KUNIT_EXPECT_TRUE(test, virtio16_to_cpu(&td->vdev, r->vr.avail->flags) &
+			  VRING_AVAIL_F_NO_INTERRUPT);
+}
+
+/* A buffer the device finishes later is ended by the callback's work. */
+static void vfsync_test_engine_deferred_by_callback(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct test_ring *r = &td->rings[TEST_SYNC];
+	struct test_buf *a = test_buf(test, FUSE_GETATTR);
+
+	r->mode = TEST_HOLD;
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
+	test_release(td, TEST_SYNC);
+	KUNIT_EXPECT_EQ(test, r->irqs, 1U);
+	flush_work(&td->vqs[TEST_SYNC].done_work);
+	KUNIT_EXPECT_EQ(test, a->completed, 1U);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, deferred), 1);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, inline_done), 0);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_SYNC].in_flight), 0);
+}
+
+/*
+ * Issue 13, item 3: a sync queue whose lock is taken (on SMP: another CPU
+ * inside its kick) is never waited for. The submitter falls back to the
+ * request queue (busy, fallback), and done_work leaves the reaping to
+ * the holder. Uniprocessor UML cannot have a second CPU in the kick (and
+ * a failed trylock is a BUG there): ->test_busy plays that CPU.
+ */
+static void vfsync_test_engine_busy(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct vfsync_vq *sq = &td->vqs[TEST_SYNC];
+	struct test_buf *a = test_buf(test, FUSE_GETATTR);
+	struct test_buf *b = test_buf(test, FUSE_GETATTR);
+	struct test_buf *c = test_buf(test, FUSE_GETATTR);
+
+	/* Busy: the request takes the request queue */
+	sq->test_busy = true;
+	KUNIT_EXPECT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
+	sq->test_busy = false;
+	flush_work(&td->vqs[TEST_REQ].done_work);
+	KUNIT_EXPECT_EQ(test, a->completed, 1U);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, busy), 1);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, fallback), 1);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, submitted), 0);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_REQ, submitted), 1);
+
+	/* done_work meets a held lock: it returns, the holder reaps */
+	td->rings[TEST_SYNC].mode = TEST_HOLD;
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &b->buf), 0);
+	td->rings[TEST_SYNC].mute = true;
+	test_release(td, TEST_SYNC);
+	sq->test_busy = true;
+	sq->done_work.func(&sq->done_work);
+	sq->test_busy = false;
+	KUNIT_EXPECT_EQ(test, b->completed, 0U);
+	KUNIT_EXPECT_TRUE(test, test_bit(VFSYNC_VQ_REAP, &sq->flags));
+
+	/* The next holder's reap takes it (deferred), its unlock re-runs done_work */
+	td->rings[TEST_SYNC].mode = TEST_INLINE;
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &c->buf), 0);
+	flush_work(&sq->done_work);
+	KUNIT_EXPECT_EQ(test, b->completed, 1U);
+	KUNIT_EXPECT_EQ(test, c->completed, 1U);
+	KUNIT_EXPECT_FALSE(test, test_bit(VFSYNC_VQ_REAP, &sq->flags));
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, deferred), 1);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, inline_done), 1);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&sq->in_flight), 0);
+}
+
+/*
+ * Issue 13, items 3 and 7: what is off sync queues, or larger than a
+ * sync ring can take without indirect descriptors, takes the request
+ * queue without counting as a fallback.
+ */
+static void vfsync_test_engine_routing(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct test_buf *a = test_buf(test, FUSE_FSYNC);
+	struct test_buf *b = test_buf(test, FUSE_GETATTR);
+
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
+	td->fs.sync_queue_size = 1;
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &b->buf), 0);
+	flush_work(&td->vqs[TEST_REQ].done_work);
+	KUNIT_EXPECT_EQ(test, a->completed, 1U);
+	KUNIT_EXPECT_EQ(test, b->completed, 1U);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_REQ, submitted), 2);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, submitted), 0);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, fallback), 0);
+}
+
+/*
+ * Issue 13, item 5: a request that meets a full queue is parked, stays
+ * parked (at the head) while the queue is still full when retried, and
+ * goes out once a completion makes room.
+ */
+static void vfsync_test_engine_park(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct vfsync_vq *rq = &td->vqs[TEST_REQ];
+	struct test_buf *tb[TEST_FIT + 1];
+	unsigned int i;
+
+	td->rings[TEST_REQ].mode = TEST_HOLD;
+	for (i = 0; i <= TEST_FIT; i++) {
+		tb[i] = test_buf(test, FUSE_FSYNC);
+		KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &tb[i]->buf), 0);
+	}
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_REQ, full), 1);
+	KUNIT_EXPECT_EQ(test, tb[TEST_FIT]->sent, 0U);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&rq->in_flight), TEST_FIT + 1);
+
+	/* A retry while still full keeps it parked */
+	rq->dispatch_work.func(&rq->dispatch_work);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_REQ, full), 2);
+	KUNIT_EXPECT_PTR_EQ(test, list_first_entry_or_null(&rq->queued_reqs,
+							   struct vfsync_buf, list),
+			    &tb[TEST_FIT]->buf);
+
+	/* Room again: done_work schedules the retry, which sends it */
+	td->rings[TEST_REQ].mode = TEST_INLINE;
+	test_release(td, TEST_REQ);
+	flush_work(&rq->done_work);
+	flush_work(&rq->dispatch_work);
+	flush_work(&rq->done_work);
+	for (i = 0; i <= TEST_FIT; i++)
+		KUNIT_EXPECT_EQ_MSG(test, tb[i]->completed, 1U, "buffer %u", i);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&rq->in_flight), 0);
+	KUNIT_EXPECT_TRUE(test, list_empty(&rq->queued_reqs));
+}
+
+/* A completion that frees room right after a retry met the full queue */
+static void test_release_now(struct vfsync_vq *rq)
+{
+	struct test_dev *td = container_of(rq, struct test_dev, vqs[TEST_REQ]);
+
+	td->rings[TEST_REQ].mode = TEST_INLINE;
+	td->rings[TEST_REQ].mute = true;
+	test_release(td, TEST_REQ);
+	td->rings[TEST_REQ].mute = false;
+	/* Its interrupt's work, at once */
+	rq->done_work.func(&rq->done_work);
+}
+
+/*
+ * Issue 13, item 5: the completion that makes room can land right after
+ * a retry met the full queue (test_after_full runs it there). The retried
+ * request must already be back on the list for that completion's work to
+ * see it and schedule another retry; else it stays parked for good.
+ */
+static void vfsync_test_engine_repark_race(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct vfsync_vq *rq = &td->vqs[TEST_REQ];
+	struct test_buf *tb[TEST_FIT + 1];
+	unsigned int i;
+
+	td->rings[TEST_REQ].mode = TEST_HOLD;
+	for (i = 0; i <= TEST_FIT; i++) {
+		tb[i] = test_buf(test, FUSE_FSYNC);
+		KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &tb[i]->buf), 0);
+	}
+	rq->test_after_full = test_release_now;
+	rq->dispatch_work.func(&rq->dispatch_work);
+	rq->test_after_full = NULL;
+	flush_work(&rq->dispatch_work);
+	flush_work(&rq->done_work);
+	for (i = 0; i <= TEST_FIT; i++)
+		KUNIT_EXPECT_EQ_MSG(test, tb[i]->completed, 1U, "buffer %u", i);
+	KUNIT_EXPECT_TRUE(test, list_empty(&rq->queued_reqs));
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&rq->in_flight), 0);
+}
+
+/*
+ * Issue 13, item 4: a device that uses a buffer twice breaks the ring.
+ * The driver resets the device and ends what it held with -EIO, so no
+ * request (and no unmount draining the queues) waits for it forever.
+ */
+static void vfsync_test_engine_broken(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct vfsync_vq *sq = &td->vqs[TEST_SYNC];
+	struct test_buf *a = test_buf(test, FUSE_GETATTR);
+	struct test_buf *b = test_buf(test, FUSE_GETATTR);
+	struct test_buf *c = test_buf(test, FUSE_GETATTR);
+
+	td->rings[TEST_SYNC].mode = TEST_HOLD;
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
+	td->rings[TEST_SYNC].mode = TEST_DOUBLE;
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &b->buf), 0);
+	KUNIT_EXPECT_EQ(test, b->completed, 1U);
+	KUNIT_EXPECT_TRUE(test, virtqueue_is_broken(sq->vq));
+
+	flush_work(&td->fs.fail_work);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(td->fs.failed));
+	KUNIT_EXPECT_EQ(test, a->completed, 1U);
+	KUNIT_EXPECT_EQ(test, a->err, -EIO);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&sq->in_flight), 0);
+
+	/* The queues stay stopped, even when a mount starts them */
+	vfsync_start_all_queues(&td->fs);
+	KUNIT_EXPECT_EQ(test, vfsync_submit(&td->fs, &c->buf), -ENOTCONN);
+	KUNIT_EXPECT_EQ(test, c->sent, 0U);
+}
+
+static struct kunit_case vfsync_engine_cases[] = {
+	KUNIT_CASE(vfsync_test_engine_inline),
+	KUNIT_CASE(vfsync_test_engine_deferred_by_kicker),
+	KUNIT_CASE(vfsync_test_engine_deferred_by_callback),
+	KUNIT_CASE(vfsync_test_engine_busy),
+	KUNIT_CASE(vfsync_test_engine_routing),
+	KUNIT_CASE(vfsync_test_engine_park),
+	KUNIT_CASE(vfsync_test_engine_repark_race),
+	KUNIT_CASE(vfsync_test_engine_broken),
+	{}
+};
+
+static struct kunit_suite vfsync_engine_suite = {
+	.name = "virtio_fs_sync_engine",
+	.init = vfsync_engine_init,
+	.exit = vfsync_engine_exit,
+	.test_cases = vfsync_engine_cases,
+};
+
 static struct kunit_case vfsync_map_cases[] = {
 	KUNIT_CASE(vfsync_test_map_sync),
 	KUNIT_CASE(vfsync_test_map_spread),
@@ -360,6 +974,8 @@ static struct kunit_case vfsync_policy_cases[] = {
 	KUNIT_CASE(vfsync_test_eligible),
 	KUNIT_CASE(vfsync_test_reply),
 	KUNIT_CASE(vfsync_test_config),
+	KUNIT_CASE(vfsync_test_queue_size),
+	KUNIT_CASE(vfsync_test_stats_line),
 	{}
 };
 
@@ -373,7 +989,7 @@ static struct kunit_suite vfsync_policy_suite = {
 	.test_cases = vfsync_policy_cases,
 };
 
-kunit_test_suites(&vfsync_map_suite, &vfsync_policy_suite);
+kunit_test_suites(&vfsync_map_suite, &vfsync_policy_suite, &vfsync_engine_suite);
 
 MODULE_DESCRIPTION("KUnit tests for virtio_fs_sync");
 MODULE_LICENSE("GPL");

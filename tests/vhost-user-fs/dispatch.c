@@ -20,6 +20,7 @@
 
 struct fsq_stats {
 	uint64_t requests, inline_done, late, errors, bytes_in, bytes_out;
+	uint64_t calls;		/* used-buffer notifications sent */
 	enum fsq_type type;
 	bool started;
 };
@@ -60,14 +61,15 @@ void dispatch__stats_print(FILE *f)
 
 		if (!__atomic_load_n(&s->started, __ATOMIC_ACQUIRE))
 			continue;
-		fprintf(f, "queue=%u type=%s requests=%llu inline=%llu late=%llu errors=%llu bytes_in=%llu bytes_out=%llu\n",
+		fprintf(f, "queue=%u type=%s requests=%llu inline=%llu late=%llu errors=%llu bytes_in=%llu bytes_out=%llu calls=%llu\n",
 			i, type_names[s->type],
 			(unsigned long long)__atomic_load_n(&s->requests, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->inline_done, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->late, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->errors, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->bytes_in, __ATOMIC_RELAXED),
-			(unsigned long long)__atomic_load_n(&s->bytes_out, __ATOMIC_RELAXED));
+			(unsigned long long)__atomic_load_n(&s->bytes_out, __ATOMIC_RELAXED),
+			(unsigned long long)__atomic_load_n(&s->calls, __ATOMIC_RELAXED));
 	}
 	fflush(f);
 }
@@ -118,7 +120,9 @@ bool dispatch__runnable(struct fs_queue *q)
  * --faults: a LOOKUP of "vfs-fault-<kind>" (or "vfs-fault-<kind>.<any>", so
  * that lookups can run side by side) is answered wrongly in that way,
  * so a guest test can break the one request of its choice and check that
- * only that request fails.
+ * only that request fails. A READ at offset FAULT_READ_OFFSET (529 GiB,
+ * of a sparse file) gets the error -529 (-EIOCBQUEUED), for a guest's
+ * direct-I/O read.
  */
 enum fault {
 	FAULT_NONE,
@@ -128,6 +132,7 @@ enum fault {
 	FAULT_HDR_LEN,		/* out header's len disagrees with the used length */
 	FAULT_UNIQUE,		/* out header answers another request */
 	FAULT_ERROR_RANGE,	/* error outside -4095..0 */
+	FAULT_ERROR_529,	/* error -529, -EIOCBQUEUED: kernel-internal */
 	FAULT_DOUBLE,		/* the buffer is put on the used ring twice */
 	FAULT_NEVER,		/* the buffer is never used */
 	FAULT_CLOSE,		/* the socket is shut down, nothing is used */
@@ -141,12 +146,14 @@ static const char *const fault_names[FAULT_COUNT] = {
 	[FAULT_HDR_LEN] = "hdr-len",
 	[FAULT_UNIQUE] = "unique",
 	[FAULT_ERROR_RANGE] = "error-range",
+	[FAULT_ERROR_529] = "error-529",
 	[FAULT_DOUBLE] = "double",
 	[FAULT_NEVER] = "never",
 	[FAULT_CLOSE] = "close",
 };
 
 #define FAULT_PREFIX "vfs-fault-"
+#define FAULT_READ_OFFSET (529ULL << 30)
 
 static enum fault fault_of(const struct fs_dev *dev, const struct fuse_ctx *ctx,
 			   size_t in_len)
@@ -156,8 +163,16 @@ static enum fault fault_of(const struct fs_dev *dev, const struct fuse_ctx *ctx,
 	size_t max, plen = strlen(FAULT_PREFIX);
 	unsigned int f;
 
-	if (!dev->opt->faults || in_len > ctx->in_cap ||
-	    in_len < sizeof(*ih) + plen + 1 || ih->opcode != FUSE_LOOKUP)
+	if (!dev->opt->faults || in_len > ctx->in_cap)
+		return FAULT_NONE;
+	if (ih->opcode == FUSE_READ &&
+	    in_len >= sizeof(*ih) + sizeof(struct fuse_read_in)) {
+		const struct fuse_read_in *ri = (const void *)(ih + 1);
+
+		return ri->offset == FAULT_READ_OFFSET ? FAULT_ERROR_529 :
+			FAULT_NONE;
+	}
+	if (in_len < sizeof(*ih) + plen + 1 || ih->opcode != FUSE_LOOKUP)
 		return FAULT_NONE;
 	max = in_len - sizeof(*ih);
 	if (strncmp(name, FAULT_PREFIX, plen) || !memchr(name, 0, max))
@@ -190,6 +205,11 @@ static void fault_reply(enum fault f, struct fuse_ctx *ctx, size_t *len)
 		break;
 	case FAULT_ERROR_RANGE:
 		oh->error = -5000;
+		oh->len = sizeof(*oh);
+		*len = sizeof(*oh);
+		break;
+	case FAULT_ERROR_529:
+		oh->error = -529;
 		oh->len = sizeof(*oh);
 		*len = sizeof(*oh);
 		break;
@@ -373,6 +393,8 @@ out:
 	 * The frontend CPU is blocked until we acknowledge, so it cannot drain
 	 * the backend channel: never wait for room there, let a worker do it.
 	 */
+	if (signal)
+		STAT_ADD(s->calls, 1);
 	if (signal && vhost_user__signal(dev, q->index, false) == -EAGAIN) {
 		pthread_mutex_lock(&q->lock);
 		q->signal_pending = true;
@@ -453,14 +475,17 @@ static void worker_run_queue(struct fs_queue *q, struct fuse_ctx *ctx,
 			pthread_cond_broadcast(&q->idle);
 		if (signal && !vring__has_avail(&q->vr)) {
 			pthread_mutex_unlock(&q->lock);
+			STAT_ADD(s->calls, 1);
 			vhost_user__signal(dev, q->index, true);
 			signal = false;
 			pthread_mutex_lock(&q->lock);
 		}
 	}
 	pthread_mutex_unlock(&q->lock);
-	if (signal)
+	if (signal) {
+		STAT_ADD(s->calls, 1);
 		vhost_user__signal(dev, q->index, true);
+	}
 }
 
 static void *worker_main(void *arg)

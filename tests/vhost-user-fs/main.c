@@ -33,6 +33,7 @@ static struct options opt = {
 	.workers = 1,
 	.queue_size = VRING_MAX_SIZE,
 	.fd_cache = 2048,
+	.config_size = 48,
 };
 
 static int sigfd = -1;
@@ -57,6 +58,9 @@ static void usage(FILE *f)
 "  --fd-cache=N           O_PATH fds kept open for known inodes (2048)\n"
 "  --sync-late=N          test knob: complete every Nth sync-queue request\n"
 "                         after the kick's acknowledgement (0 = never)\n"
+"  --config-size=N        test knob: a config space of N bytes, 40..48 (48);\n"
+"                         reads past it give all ones, and below 48 the\n"
+"                         sync queues do not exist (the bit is offered)\n"
 "  --faults               test knob: a LOOKUP of vfs-fault-KIND gets a bad\n"
 "                         reply of that kind (README: fault injection)\n"
 "  --stats                print per-queue counters to stderr at exit\n"
@@ -120,7 +124,7 @@ enum {
 	O_SOCKET = 256, O_SHARED, O_TAG, O_READONLY, O_CACHE, O_WB, O_NOWB,
 	O_XATTR, O_NOXATTR, O_RQ, O_SQ, O_SBIT, O_WORKERS, O_QSIZE, O_STATS,
 	O_STATSFILE, O_PERSIST, O_HELP, O_FDCACHE, O_DEBUG, O_SYNCLATE,
-	O_FAULTS,
+	O_FAULTS, O_CFGSIZE,
 };
 
 static void parse_args(int argc, char **argv)
@@ -147,6 +151,7 @@ static void parse_args(int argc, char **argv)
 		{ "debug", no_argument, NULL, O_DEBUG },
 		{ "sync-late", required_argument, NULL, O_SYNCLATE },
 		{ "faults", no_argument, NULL, O_FAULTS },
+		{ "config-size", required_argument, NULL, O_CFGSIZE },
 		{ "help", no_argument, NULL, O_HELP },
 		{ }
 	};
@@ -230,6 +235,10 @@ static void parse_args(int argc, char **argv)
 			break;
 		case O_FAULTS:
 			opt.faults = true;
+			break;
+		case O_CFGSIZE:
+			opt.config_size = parse_uint("config-size", optarg, 40,
+						     48);
 			break;
 		case 'o':
 			parse_o(optarg);

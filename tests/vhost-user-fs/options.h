@@ -26,6 +26,7 @@ struct options {
 	unsigned int queue_size;
 	unsigned int fd_cache;
 	unsigned int sync_late;
+	unsigned int config_size;
 };
 
 #endif

@@ -457,9 +457,21 @@ static int set_mem_table(struct fs_dev *dev, struct vu_msg *m)
 
 /* ---- queue messages ---- */
 
+/* --config-size; 0 (options not from main.c) is the whole struct */
+static uint32_t config_size(const struct fs_dev *dev)
+{
+	if (!dev->opt->config_size ||
+	    dev->opt->config_size > sizeof(struct virtio_fs_config))
+		return sizeof(struct virtio_fs_config);
+	return dev->opt->config_size;
+}
+
 static struct fs_queue *queue_of(struct fs_dev *dev, uint32_t index)
 {
-	if (index >= FS_MAX_QUEUES) {
+	/* a config without num_sync_queues: only hiprio and R request queues */
+	if (index >= FS_MAX_QUEUES ||
+	    (config_size(dev) < sizeof(struct virtio_fs_config) &&
+	     index > dev->opt->request_queues)) {
 		fprintf(stderr, "vhost-user-fs: queue index %u out of range\n",
 			index);
 		return NULL;
@@ -696,6 +708,9 @@ static int get_config(struct fs_dev *dev, struct vu_msg *m)
 	out->offset = off;
 	out->size = size;
 	out->flags = m->cfg.flags;
+	/* --config-size: past it, all ones (QEMU's virtio-pci and -mmio) */
+	memset((uint8_t *)&cfg + config_size(dev), 0xff,
+	       sizeof(cfg) - config_size(dev));
 	if (off < sizeof(cfg)) {
 		uint32_t n = sizeof(cfg) - off < size ? sizeof(cfg) - off : size;
 

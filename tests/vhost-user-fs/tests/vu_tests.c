@@ -424,7 +424,7 @@ static void t_exit_and_stats(void)
 	CHECK(fd >= 0);
 	CHECK(read(fd, buf, sizeof(buf) - 1) > 0);
 	close(fd);
-	CHECK(strstr(buf, "queue=0 type=hiprio requests=0 inline=0 late=0 errors=0 bytes_in=0 bytes_out=0\n"));
+	CHECK(strstr(buf, "queue=0 type=hiprio requests=0 inline=0 late=0 errors=0 bytes_in=0 bytes_out=0 calls=0\n"));
 	CHECK(strstr(buf, "queue=1 type=request requests=1 inline=0 late=0 errors=0 "));
 	CHECK(strstr(buf, "queue=2 type=sync requests=61 inline=61 late=0 errors=0 "));
 }
