@@ -42,14 +42,6 @@ t() {
 	return $rc
 }
 
-skip() {
-	# shellcheck disable=SC2053
-	[[ $1 == $only ]] || return 0
-	echo "skip $1: $2"
-	skipped=$((skipped + 1))
-	skips+=("$1")
-}
-
 # shellcheck source=vm/counters.sh
 . "$repo/tests/vm/counters.sh"
 
