@@ -23,6 +23,10 @@ series=${1:?usage: fetch-kernel.sh 6.12|6.1}
 cache=${VFS_CACHE:-$HOME/.cache/virtio-fs-sync}
 dir=$cache/kernels/$series
 debs=$cache/debs
+# SERIES-rt (6.12-rt, 6.1-rt): Debian's PREEMPT_RT flavour, rt-amd64
+# instead of cloud-amd64, from the same source; headers-common is common-rt.
+flavour=cloud
+case $series in *-rt) flavour=rt series=${series%-rt} ;; esac
 
 if [ -f "$dir/.done" ]; then
 	echo "$dir"
@@ -30,11 +34,6 @@ if [ -f "$dir/.done" ]; then
 fi
 
 log() { echo "fetch-kernel: $*" >&2; }
-
-# SERIES-rt (6.1-rt): Debian's PREEMPT_RT flavour, rt-amd64 instead of
-# cloud-amd64, from the same source; its headers-common is common-rt.
-flavour=cloud
-case $series in *-rt) flavour=rt series=${series%-rt} ;; esac
 
 candidate() {
 	apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ { print $2 }'
