@@ -5,7 +5,8 @@
 #   make                    build for the running kernel
 #   make KDIR=dir           build against any configured tree or headers
 #   make KVER=6.12|6.1|7.3  build against Debian's cloud kernel of that
-#                           series, fetched by scripts/fetch-kernel.sh into
+#                           series (6.12-rt, 6.1-rt: its PREEMPT_RT flavour),
+#                           fetched by scripts/fetch-kernel.sh into
 #                           $(VFS_CACHE) (default ~/.cache/virtio-fs-sync);
 #                           the objects go to build/$(KVER)/. 7.3 builds in
 #                           a trixie root (scripts/build-root.sh): its
@@ -163,6 +164,8 @@ style:
 sparse:
 	$(MAKE) -C $(REPO) KVER=6.12 BUILD_NAME=sparse-6.12 clean-objs module C=2 CF=-D__CHECK_ENDIAN__
 	$(MAKE) -C $(REPO) KVER=6.1 BUILD_NAME=sparse-6.1 clean-objs module C=2 CF=-D__CHECK_ENDIAN__
+	$(MAKE) -C $(REPO) KVER=6.12-rt BUILD_NAME=sparse-6.12-rt clean-objs module C=2 CF=-D__CHECK_ENDIAN__
+	$(MAKE) -C $(REPO) KVER=6.1-rt BUILD_NAME=sparse-6.1-rt clean-objs module C=2 CF=-D__CHECK_ENDIAN__
 
 clean-objs:
 	@rm -f $(BUILD_DIR)/*.o $(BUILD_DIR)/tests/kunit/*.o

@@ -17,6 +17,8 @@
  * COMPAT_VIRTIO_REGISTER_OWNER   register_virtio_driver() sets the owner
  * COMPAT_DAX_MEM2BLK_ERR         dax_mem2blk_err() exists
  * COMPAT_HAVE_GROUP_CPUS         group_cpus_evenly() is exported
+ * COMPAT_RT_SPIN_LOCK_ANNOTATED  PREEMPT_RT's rt_spin_lock()/unlock() carry
+ *                                sparse's context annotations (6.12, not 6.1)
  * COMPAT_GROUP_CPUS_NR           group_cpus_evenly(n, &nr) says how many
  *                                masks it made, maybe fewer than n (7.3)
  * COMPAT_DAX_PFN_ULONG           dax_operations.direct_access() returns
@@ -53,6 +55,77 @@
 
 #include <linux/preempt.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
+
+/*
+ * For sparse only (the compiled code is the same): 6.1's PREEMPT_RT
+ * spin_lock() and spin_unlock() families carry no context annotation, its
+ * spin_trylock() does, so a trylock looked unbalanced and a function that
+ * releases a lock it was handed (__releases) did not release it. These
+ * wrappers give sparse the annotations that 6.12's rt_spin_lock() and
+ * rt_spin_unlock() have; spin_lock_irqsave() expands to spin_lock().
+ */
+#if defined(__CHECKER__) && defined(CONFIG_PREEMPT_RT) && \
+	!defined(COMPAT_RT_SPIN_LOCK_ANNOTATED)
+static __always_inline void compat_rt_spin_lock(spinlock_t *lock)
+	__acquires(lock)
+{
+	spin_lock(lock);
+	__acquire(lock);
+}
+
+static __always_inline void compat_rt_spin_lock_bh(spinlock_t *lock)
+	__acquires(lock)
+{
+	spin_lock_bh(lock);
+	__acquire(lock);
+}
+
+static __always_inline void compat_rt_spin_lock_irq(spinlock_t *lock)
+	__acquires(lock)
+{
+	spin_lock_irq(lock);
+	__acquire(lock);
+}
+
+static __always_inline void compat_rt_spin_unlock(spinlock_t *lock)
+	__releases(lock)
+{
+	spin_unlock(lock);
+	__release(lock);
+}
+
+static __always_inline void compat_rt_spin_unlock_bh(spinlock_t *lock)
+	__releases(lock)
+{
+	spin_unlock_bh(lock);
+	__release(lock);
+}
+
+static __always_inline void compat_rt_spin_unlock_irq(spinlock_t *lock)
+	__releases(lock)
+{
+	spin_unlock_irq(lock);
+	__release(lock);
+}
+
+static __always_inline void
+compat_rt_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
+	__releases(lock)
+{
+	spin_unlock_irqrestore(lock, flags);
+	__release(lock);
+}
+
+#define spin_lock(lock)		compat_rt_spin_lock(lock)
+#define spin_lock_bh(lock)	compat_rt_spin_lock_bh(lock)
+#define spin_lock_irq(lock)	compat_rt_spin_lock_irq(lock)
+#define spin_unlock(lock)	compat_rt_spin_unlock(lock)
+#define spin_unlock_bh(lock)	compat_rt_spin_unlock_bh(lock)
+#define spin_unlock_irq(lock)	compat_rt_spin_unlock_irq(lock)
+#define spin_unlock_irqrestore(lock, flags) \
+	compat_rt_spin_unlock_irqrestore(lock, flags)
+#endif
 #include <linux/virtio_config.h>
 
 /*
@@ -60,7 +133,10 @@
  * sync queue) from the choice of the queue until the reaped buffers have
  * been collected. Without PREEMPT_RT it runs with preemption disabled. On
  * PREEMPT_RT spinlock_t sleeps, so only migration is disabled and the queue
- * lock is the sleeping kind.
+ * lock is the sleeping kind; its trylock never sleeps (rt_spin_trylock()).
+ * There a queue can also be busy because its holder is a preempted task of
+ * this same CPU, not only another CPU in its kick: the request then takes
+ * the interrupt-driven path all the same, without priority inheritance.
  */
 #ifdef CONFIG_PREEMPT_RT
 #define compat_sync_pin_cpu()		migrate_disable()

@@ -27,6 +27,10 @@ series=${1:?usage: fetch-kernel.sh 6.12|6.1|7.3}
 cache=${VFS_CACHE:-$HOME/.cache/virtio-fs-sync}
 dir=$cache/kernels/$series
 debs=$cache/debs
+# SERIES-rt (6.12-rt, 6.1-rt): Debian's PREEMPT_RT flavour, rt-amd64
+# instead of cloud-amd64, from the same source; headers-common is common-rt.
+flavour=cloud
+case $series in *-rt) flavour=rt series=${series%-rt} ;; esac
 
 if [ -f "$dir/.done" ]; then
 	echo "$dir"
@@ -70,6 +74,7 @@ case $series in
 7.3) pattern='^linux-image-7\.3\.[0-9]+\+deb13-cloud-amd64$' ;;
 *) log "unknown series $series"; exit 1 ;;
 esac
+pattern=${pattern/-cloud-/-$flavour-}
 image=
 for pkg in $(apt-cache "${APT_OPTS[@]}" search --names-only "$pattern" | awk '{ print $1 }' | sort -rV); do
 	if apt-cache "${APT_OPTS[@]}" madison "$pkg" | awk -v v="$srcver" '$3 == v { f = 1 } END { exit !f }'; then
@@ -80,7 +85,7 @@ done
 [ -n "$image" ] || { log "no cloud-amd64 image with version $srcver"; exit 1; }
 release=${image#linux-image-}
 release=${release%-unsigned}
-abi=${release%-cloud-amd64}
+abi=${release%-"$flavour"-amd64}
 kbuild=linux-kbuild-$series
 [ "$series" = 6.1 ] || kbuild=linux-kbuild-$abi
 
@@ -91,6 +96,7 @@ parts=$(apt-cache "${APT_OPTS[@]}" show "$image=$srcver" | awk '/^Depends:/ { su
 pkgs="$image=$srcver linux-headers-$release=$srcver linux-headers-$abi-common=$srcver $kbuild=$srcver $srcpkg=$srcver"
 for p in $parts; do pkgs="$pkgs $p=$srcver"; done
 log "series $series: $release, version $srcver"
+[ $flavour = rt ] && pkgs=${pkgs/-common=/-common-rt=}
 
 mkdir -p "$debs"
 for p in $pkgs; do

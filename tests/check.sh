@@ -4,8 +4,9 @@
 # tests/check.sh: what `make check` runs. Sets up a fresh Debian machine
 # (packages, kernels, builds; all cached outside the repo), runs the host-side
 # tests, then boots the guest matrix: UML 6.12 (the sync path) and QEMU/TCG
-# with Debian's 6.1, 6.12 and 7.3 kernels (7.3's module builds in a trixie
-# root, scripts/build-root.sh). One line per test, then
+# with Debian's 6.1, 6.12 and 7.3 kernels and the PREEMPT_RT flavours of
+# 6.1 and 6.12 (7.3's module builds in a trixie root, scripts/build-root.sh).
+# One line per test, then
 # "N passed, N failed". Logs: build/check/ (VFS_CHECK_LOGS).
 #
 # VFS_CHECK_ONLY=glob runs only the tests whose names match (setup and
@@ -52,11 +53,27 @@ t setup:kernel-6.12 "$repo/scripts/fetch-kernel.sh" 6.12
 t setup:kernel-6.1 "$repo/scripts/fetch-kernel.sh" 6.1
 t setup:kernel-7.3 "$repo/scripts/fetch-kernel.sh" 7.3
 t setup:root-trixie "$repo/scripts/build-root.sh" trixie
+t setup:kernel-6.12-rt "$repo/scripts/fetch-kernel.sh" 6.12-rt
+t setup:kernel-6.1-rt "$repo/scripts/fetch-kernel.sh" 6.1-rt
 t build:device make -C "$repo/tests/vhost-user-fs" -j2
 t build:suite make -C "$repo/tests/suite" -j2
 t build:module-6.12 make -C "$repo" KVER=6.12
 t build:module-6.1 make -C "$repo" KVER=6.1
 t build:module-7.3 make -C "$repo" KVER=7.3
+# The PREEMPT_RT branch was the one compiled: the sync path pins with
+# migrate_disable() and its queue lock is an rt_mutex-based spinlock_t,
+# taken with a trylock.
+module_rt() {
+	local ko syms s
+	make -C "$repo" KVER="$1" || return 1
+	ko=$(make -s -C "$repo" KVER="$1" print-ko)
+	syms=$(nm -u "$ko") || return 1
+	for s in migrate_disable migrate_enable rt_spin_lock rt_spin_trylock rt_spin_unlock; do
+		echo "$syms" | grep -qw "$s" || { echo "$ko does not use $s"; return 1; }
+	done
+}
+t build:module-6.12-rt module_rt 6.12-rt
+t build:module-6.1-rt module_rt 6.1-rt
 t build:uml-debug "$repo/scripts/build-uml.sh" debug
 # make module-debug keeps the Kbuild's flags (fuse_i.h, probes, compat.h)
 # and adds -DDEBUG.
@@ -489,6 +506,17 @@ for k in 6.12 6.1 7.3; do
 					--substrate qemu --kernel $k --cpus 2 --driver $d --device $dev --machine $m
 			done
 		done
+	done
+done
+# PREEMPT_RT (Debian's rt-amd64): spinlock_t sleeps, the sync path only
+# disables migration. QEMU never offers the sync feature, so these run the
+# request queues; the RT sync branch is built (build:module-*-rt, sparse).
+for k in 6.12-rt 6.1-rt; do
+	for d in ours intree; do
+		mode=none
+		[ $d = ours ] && mode=async
+		t "qemu-$k:$d:ref:pc" vm_suite $mode "qemu-$k:$d:ref:pc" \
+			--substrate qemu --kernel $k --cpus 2 --driver $d --device ref --machine pc
 	done
 done
 
