@@ -104,11 +104,11 @@ static inline int compat_find_vqs(struct virtio_device *vdev, unsigned int nvqs,
 }
 
 #ifdef COMPAT_DAX_PFN_ULONG
-typedef unsigned long compat_dax_pfn_t;
+#define compat_dax_pfn_t		unsigned long
 #define compat_dax_pfn(phys)		PHYS_PFN(phys)
 #else
 #include <linux/pfn_t.h>
-typedef pfn_t compat_dax_pfn_t;
+#define compat_dax_pfn_t		pfn_t
 #define compat_dax_pfn(phys)		phys_to_pfn_t((phys), PFN_DEV | PFN_MAP)
 #endif
 

@@ -2,17 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # build-root.sh SUITE              make (once) and print a Debian SUITE root
-# build-root.sh SUITE --run CMD... run CMD in it, in the current directory
+# build-root.sh SUITE [--bind DIR]... --run CMD...
+#                                  run CMD in it, in the current directory
 #
 # Debian's 7.3 headers were built with gcc-14 and their kbuild tools need
 # glibc >= 2.38: bookworm can build neither. This makes a trixie root with
 # debootstrap in $VFS_CACHE/roots/SUITE holding what an out-of-tree module
-# build needs (gcc-14, make, libelf, pahole, sparse), from the mirror the
+# build needs (gcc-14, make, libelf, pahole), from the mirror the
 # system's sources use, with the archive keyring the system has; the .debs
-# stay in $VFS_CACHE/apt/debootstrap so a new root downloads nothing.
+# stay in $VFS_CACHE/apt/debootstrap, so a new root fetches only the
+# package index.
 #
-# --run bind-mounts $VFS_CACHE, the repository and the current directory at
-# their own paths inside the root (in a private mount namespace: nothing is
+# --run bind-mounts $VFS_CACHE, the repository, the current directory and
+# every --bind DIR at their own paths inside the root (in a private mount namespace: nothing is
 # left mounted), so every absolute path means the same inside and out, and
 # runs CMD there as the caller.
 set -euo pipefail
@@ -22,7 +24,7 @@ shift
 cache=${VFS_CACHE:-$HOME/.cache/virtio-fs-sync}
 root=$cache/roots/$suite
 repo=$(cd "$(dirname "$0")/.." && pwd)
-pkgs=gcc-14,libc6-dev,make,libelf1t64,zlib1g,libssl3t64,dwarves,sparse,kmod,xz-utils
+pkgs=gcc-14,libc6-dev,make,libelf1t64,zlib1g,libssl3t64,dwarves
 
 log() { echo "build-root: $*" >&2; }
 
@@ -54,6 +56,11 @@ make_root() {
 	make_root
 }
 
+binds=("$cache" "$repo" "$PWD")
+while [ "${1:-}" = --bind ]; do
+	binds+=("$(cd "${2:?--bind DIR}" && pwd)")
+	shift 2
+done
 if [ "${1:-}" != --run ]; then
 	echo "$root"
 	exit 0
@@ -74,4 +81,4 @@ exec unshare -m --propagation private /bin/sh -c '
 	mount --bind /dev "$root/dev" || exit 1
 	exec chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
 		/bin/sh -c "cd \"\$0\" && exec \"\$@\"" "$cwd" "$@"
-' sh "$root" "$PWD" "$cache" "$repo" "$PWD" -- "$@"
+' sh "$root" "$PWD" "${binds[@]}" -- "$@"

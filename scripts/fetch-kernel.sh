@@ -138,6 +138,13 @@ top=$(basename "$tarball" .tar.xz)
 mkdir -p "$dir/fuse"
 tar -xJf "$tarball" -C "$dir/fuse" --strip-components=3 --wildcards "$top/fs/fuse/*.h"
 tar -xJf "$tarball" -C "$dir" --strip-components=1 "$top/Makefile"
+# C=2 (make sparse) runs scripts/checker-valid.sh since 6.13, which the
+# headers packages do not ship: take it from the same source.
+common=$dir/root/usr/src/linux-headers-$abi-common
+if grep -qs checker-valid.sh "$common/Makefile" && [ ! -e "$common/scripts/checker-valid.sh" ]; then
+	tar -xJf "$tarball" -O "$top/scripts/checker-valid.sh" >"$common/scripts/checker-valid.sh"
+	chmod +x "$common/scripts/checker-valid.sh"
+fi
 mv "$dir/Makefile" "$dir/source.Makefile"
 echo "$srcver" >"$dir/version"
 echo "$release" >"$dir/release"
