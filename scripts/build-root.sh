@@ -71,6 +71,8 @@ shift
 exec unshare -m --propagation private /bin/sh -c '
 	root=$1 cwd=$2
 	shift 2
+	# Mount points under /tmp (scratch trees) vanish with the namespace.
+	mount -t tmpfs tmpfs "$root/tmp" || exit 1
 	for d in "$@"; do
 		[ "$d" = -- ] && break
 		mkdir -p "$root$d" && mount --bind "$d" "$root$d" || exit 1

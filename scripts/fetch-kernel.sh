@@ -135,17 +135,23 @@ tarball=$(ls "$dir"/srcpkg/usr/src/linux-source-*.tar.xz)
 ln -sfn "$tarball" "$dir/source.tar.xz"
 
 top=$(basename "$tarball" .tar.xz)
-mkdir -p "$dir/fuse"
-tar -xJf "$tarball" -C "$dir/fuse" --strip-components=3 --wildcards "$top/fs/fuse/*.h"
-tar -xJf "$tarball" -C "$dir" --strip-components=1 "$top/Makefile"
-# C=2 (make sparse) runs scripts/checker-valid.sh since 6.13, which the
-# headers packages do not ship: take it from the same source.
+# One pass over the tarball (each pass decompresses all of it): the FUSE
+# headers, the top Makefile (its version) and, where the headers' Makefile
+# calls it for C=2 (since 6.13) but the headers lack it,
+# scripts/checker-valid.sh.
 common=$dir/root/usr/src/linux-headers-$abi-common
+members=("$top/fs/fuse/*.h" "$top/Makefile")
+checker=0
 if grep -qs checker-valid.sh "$common/Makefile" && [ ! -e "$common/scripts/checker-valid.sh" ]; then
-	tar -xJf "$tarball" -O "$top/scripts/checker-valid.sh" >"$common/scripts/checker-valid.sh"
-	chmod +x "$common/scripts/checker-valid.sh"
+	members+=("$top/scripts/checker-valid.sh")
+	checker=1
 fi
-mv "$dir/Makefile" "$dir/source.Makefile"
+mkdir -p "$dir/src" "$dir/fuse"
+tar -xJf "$tarball" -C "$dir/src" --strip-components=1 --wildcards "${members[@]}"
+mv "$dir"/src/fs/fuse/*.h "$dir/fuse/"
+mv "$dir/src/Makefile" "$dir/source.Makefile"
+[ $checker = 0 ] || install -m 0755 "$dir/src/scripts/checker-valid.sh" "$common/scripts/checker-valid.sh"
+rm -rf "$dir/src"
 echo "$srcver" >"$dir/version"
 echo "$release" >"$dir/release"
 touch "$dir/.done"
