@@ -11,6 +11,7 @@ struct options {
 	const char *shared_dir;
 	const char *tag;
 	const char *stats_file;
+	const char *trace_file;
 	bool readonly;
 	bool writeback;
 	bool xattr;
@@ -18,6 +19,7 @@ struct options {
 	bool persistent;
 	bool debug;
 	bool faults;
+	bool no_kick_channel;
 	enum cache_mode cache;
 	unsigned int request_queues;
 	unsigned int sync_queues;
