@@ -588,8 +588,17 @@ static void *channel_main(void *arg)
 /* Takes the fd: q->kick_fd becomes a channel with its handler thread. */
 static int channel_start(struct fs_queue *q, int fd)
 {
-	int err;
+	int err, type = 0;
+	socklen_t len = sizeof(type);
 
+	/* only a stream socket can be shut down to stop its reader */
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) ||
+	    type != SOCK_STREAM) {
+		fprintf(stderr, "vhost-user-fs: queue %u: the kick channel is not a stream socket\n",
+			q->index);
+		close(fd);
+		return -1;
+	}
 	if (!q->chan_ctx)
 		q->chan_ctx = fuse_ctx__new();
 	if (!q->chan_ctx) {

@@ -602,6 +602,16 @@ static void t_kick_channel(void)
 	CHECK(!test_failed);
 	t_setup_rings();
 	CHECK(!test_failed);
+	/* a kick channel must be a stream socket */
+	{
+		int p[2];
+		uint64_t idx = 2;
+
+		CHECK(pipe2(p, O_CLOEXEC) == 0);
+		CHECK(acked(12, &idx, sizeof(idx), p[0]) == 1);
+		close(p[0]);
+		close(p[1]);
+	}
 	for (q = 1; q < 3; q++) {
 		int sp[2];
 		uint64_t idx = q;
