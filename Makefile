@@ -4,14 +4,18 @@
 #
 #   make                    build for the running kernel
 #   make KDIR=dir           build against any configured tree or headers
-#   make KVER=6.12|6.1      build against Debian's cloud kernel of that
+#   make KVER=6.12|6.1|7.3  build against Debian's cloud kernel of that
 #                           series, fetched by scripts/fetch-kernel.sh into
 #                           $(VFS_CACHE) (default ~/.cache/virtio-fs-sync);
-#                           the objects go to build/$(KVER)/
+#                           the objects go to build/$(KVER)/. 7.3 builds in
+#                           a trixie root (scripts/build-root.sh): its
+#                           headers need gcc-14 and glibc >= 2.38
+#   make BUILD_ROOT=suite   run the kernel build in that Debian root
 #   make FUSE_SRC=dir       take fuse_i.h from dir (default: KDIR/fs/fuse
 #                           for a full tree, the cache's fuse/ for KVER)
 #
-# Other targets: print-ko, print-sources, style, sparse, module-debug,
+# Other targets: print-ko, print-build-root, print-sources, style, sparse,
+# module-debug,
 # install, dkms-install, clean.
 
 VFS_CACHE ?= $(HOME)/.cache/virtio-fs-sync
@@ -23,18 +27,25 @@ DEPMOD ?= depmod
 # The sources the module is built from; dkms-install copies exactly these.
 SOURCES := Kbuild Kconfig Makefile compat.h dkms.conf virtio_fs_sync.h \
 	virtio_fs_sync.c fuse_glue.c tests/kunit/virtio_fs_sync_test.c \
-	scripts/fuse-header.sh
+	scripts/fuse-header.sh scripts/build-root.sh scripts/apt-private.sh
 DRIVER_FILES := compat.h virtio_fs_sync.h virtio_fs_sync.c fuse_glue.c \
 	tests/kunit/virtio_fs_sync_test.c
 
 VERSION := $(shell git -C $(REPO) describe --always --dirty 2>/dev/null || \
 	cat $(REPO)/VERSION 2>/dev/null || echo unknown)
 
+# Series whose Debian headers need a newer userland than the host's
+BUILD_ROOT_7.3 := trixie
+
 ifneq ($(KVER),)
+BUILD_ROOT ?= $(BUILD_ROOT_$(KVER))
 KCACHE := $(VFS_CACHE)/kernels/$(KVER)
 KDIR := $(KCACHE)/kdir
-FUSE_SRC ?= $(KCACHE)/fuse
+# The cache's source.Makefile vouches only for the cache's own fuse/.
+ifeq ($(origin FUSE_SRC),undefined)
 FUSE_SRC_MAKEFILE ?= $(KCACHE)/source.Makefile
+endif
+FUSE_SRC ?= $(KCACHE)/fuse
 BUILD_DIR := $(REPO)/build/$(or $(BUILD_NAME),$(KVER))
 else
 KDIR ?= /lib/modules/$(shell uname -r)/build
@@ -53,6 +64,17 @@ FUSE_SRC := $(FUSE_EXTRACT)/fs/fuse
 endif
 
 KBUILD_ARGS = -C $(KDIR) M=$(BUILD_DIR) FUSE_INC=$(abspath $(FUSE_SRC))
+# The kernel's make in the build root (same paths inside, see
+# build-root.sh), which has no git to tell the version: pass it. The root
+# starts with a clean environment: kbuild's command-line switches are
+# passed on by hand.
+ifneq ($(BUILD_ROOT),)
+IN_ROOT = env VFS_CACHE=$(VFS_CACHE) bash $(REPO)/scripts/build-root.sh $(BUILD_ROOT) --run
+KMAKE = $(IN_ROOT) make
+KBUILD_ARGS += VFSYNC_VERSION=$(VERSION) $(foreach v,C CF W V,$(if $($(v)),$(v)='$($(v))'))
+else
+KMAKE = $(MAKE)
+endif
 # Test runners build concurrently into the same directory: serialise.
 LOCKED = $(if $(wildcard $(BUILD_DIR)/.),flock $(BUILD_DIR)/.build.lock)
 
@@ -63,6 +85,9 @@ all: module
 prepare:
 ifneq ($(KVER),)
 	@VFS_CACHE=$(VFS_CACHE) $(REPO)/scripts/fetch-kernel.sh $(KVER) >/dev/null
+endif
+ifneq ($(BUILD_ROOT),)
+	@VFS_CACHE=$(VFS_CACHE) bash $(REPO)/scripts/build-root.sh $(BUILD_ROOT) >/dev/null
 endif
 	@test -d $(KDIR) || { echo "virtio_fs_sync: no kernel tree at $(KDIR) (set KDIR= or KVER=)" >&2; exit 1; }
 ifneq ($(FUSE_EXTRACT),)
@@ -92,15 +117,18 @@ ifneq ($(BUILD_DIR),$(REPO))
 endif
 
 module: prepare
-	$(LOCKED) $(MAKE) $(KBUILD_ARGS) modules
+	$(LOCKED) $(KMAKE) $(KBUILD_ARGS) modules
 
 # VFSYNC_DEBUG reaches Kbuild as a variable: ccflags-y on the command line
 # would replace every ccflags-y of the Kbuild.
 module-debug: prepare
-	$(LOCKED) $(MAKE) $(KBUILD_ARGS) VFSYNC_DEBUG=y modules
+	$(LOCKED) $(KMAKE) $(KBUILD_ARGS) VFSYNC_DEBUG=y modules
 
 print-ko:
 	@echo $(BUILD_DIR)/virtio_fs_sync.ko
+
+print-build-root:
+	@echo $(BUILD_ROOT)
 
 print-sources:
 	@echo $(SOURCES)
@@ -130,6 +158,8 @@ style:
 
 # In directories of their own: rebuilding in build/$(KVER) would pull
 # objects from under a concurrent test run.
+# Not 7.3: its headers use __typeof_unqual__, which trixie's sparse 0.6.4
+# does not know (scripts/checker-valid.sh refuses it).
 sparse:
 	$(MAKE) -C $(REPO) KVER=6.12 BUILD_NAME=sparse-6.12 clean-objs module C=2 CF=-D__CHECK_ENDIAN__
 	$(MAKE) -C $(REPO) KVER=6.1 BUILD_NAME=sparse-6.1 clean-objs module C=2 CF=-D__CHECK_ENDIAN__
@@ -141,7 +171,7 @@ clean:
 	-$(MAKE) $(KBUILD_ARGS) clean 2>/dev/null
 	rm -rf $(REPO)/build $(REPO)/.fuse-src
 
-.PHONY: all prepare module module-debug print-ko print-sources install \
+.PHONY: all prepare module module-debug print-ko print-build-root print-sources install \
 	dkms-install style sparse clean clean-objs
 
 # test targets: tests/Makefile.inc

@@ -17,6 +17,29 @@
  * COMPAT_VIRTIO_REGISTER_OWNER   register_virtio_driver() sets the owner
  * COMPAT_DAX_MEM2BLK_ERR         dax_mem2blk_err() exists
  * COMPAT_HAVE_GROUP_CPUS         group_cpus_evenly() is exported
+ * COMPAT_GROUP_CPUS_NR           group_cpus_evenly(n, &nr) says how many
+ *                                masks it made, maybe fewer than n (7.3)
+ * COMPAT_DAX_PFN_ULONG           dax_operations.direct_access() returns
+ *                                the pfn as unsigned long, not pfn_t (7.3)
+ *
+ * FUSE internals (7.3 moved them out of fuse_i.h), for fuse_glue.c only:
+ * the second part of this file, included again after fuse_i.h.
+ * COMPAT_FUSE_DEV_I_H            fs/fuse/fuse_dev_i.h exists: fuse_req,
+ *                                fuse_iqueue_ops, fuse_dev live there
+ * COMPAT_FUSE_DEV_H              fs/fuse/dev.h exists (fuse_chan API)
+ * COMPAT_FUSE_CHAN               a struct fuse_chan owns the input queue
+ *                                and the background state: fc->chan->iq,
+ *                                fuse_conn_init(fc, fm, user_ns, fch)
+ * COMPAT_FUSE_DEV_PUT            fuse devices are dropped with
+ *                                fuse_dev_put(), not fuse_dev_free()
+ * COMPAT_FUSE_CTX_FUDPTR         fuse_fs_context has fudptr (before 7.3:
+ *                                ctx->fud instead)
+ * COMPAT_FUSE_ASSIGN_UNIQUE      fuse_request_assign_unique() exists
+ * COMPAT_FUSE_ARGS_FOLIOS_ONLY   fuse_args_pages has folios only (args.h)
+ *
+ * fuse_send_init() returns int in 7.3: it fails only for a synchronous
+ * INIT (fc->sync_init, /dev/fuse only); like in-tree virtiofs the driver
+ * ignores it, as it has nothing to return before 7.3.
  */
 #ifndef _VIRTIO_FS_SYNC_COMPAT_H
 #define _VIRTIO_FS_SYNC_COMPAT_H
@@ -80,6 +103,31 @@ static inline int compat_find_vqs(struct virtio_device *vdev, unsigned int nvqs,
 #endif
 }
 
+#ifdef COMPAT_DAX_PFN_ULONG
+#define compat_dax_pfn_t		unsigned long
+#define compat_dax_pfn(phys)		PHYS_PFN(phys)
+#else
+#include <linux/pfn_t.h>
+#define compat_dax_pfn_t		pfn_t
+#define compat_dax_pfn(phys)		phys_to_pfn_t((phys), PFN_DEV | PFN_MAP)
+#endif
+
+#ifdef COMPAT_HAVE_GROUP_CPUS
+#include <linux/group_cpus.h>
+
+/* Masks for up to @numgrps groups; *@nr says how many there are. */
+static inline struct cpumask *compat_group_cpus_evenly(unsigned int numgrps,
+						       unsigned int *nr)
+{
+#ifdef COMPAT_GROUP_CPUS_NR
+	return group_cpus_evenly(numgrps, nr);
+#else
+	*nr = numgrps;
+	return group_cpus_evenly(numgrps);
+#endif
+}
+#endif
+
 #ifdef COMPAT_DAX_MEM2BLK_ERR
 #define compat_dax_mem2blk_err(rc)	dax_mem2blk_err(rc)
 #else
@@ -91,3 +139,125 @@ static inline int compat_find_vqs(struct virtio_device *vdev, unsigned int nvqs,
 
 #endif /* __ASSEMBLY__ */
 #endif /* _VIRTIO_FS_SYNC_COMPAT_H */
+
+/*
+ * Second part: the FUSE core's internals. fuse_glue.c includes this file
+ * again after fuse_i.h; the force-included first pass skips it.
+ */
+#if defined(_FS_FUSE_I_H) && !defined(_VIRTIO_FS_SYNC_COMPAT_FUSE_H)
+#define _VIRTIO_FS_SYNC_COMPAT_FUSE_H
+
+#ifdef COMPAT_FUSE_DEV_I_H
+#include "fuse_dev_i.h"
+#endif
+#ifdef COMPAT_FUSE_DEV_H
+#include "dev.h"
+#endif
+
+/* The input queue of a connection and of a request's connection */
+#ifdef COMPAT_FUSE_CHAN
+#define compat_fc_iq(fc)		(&(fc)->chan->iq)
+#define compat_req_iq(req)		(&(req)->chan->iq)
+#else
+#define compat_fc_iq(fc)		(&(fc)->iq)
+#define compat_req_iq(req)		compat_fc_iq((req)->fm->fc)
+#endif
+
+/*
+ * fuse_conn_init() with the input queue's ops and private data. In 7.3 the
+ * queue lives in a fuse_chan that fuse_conn_init() takes over (fc frees it
+ * with itself); allocating it is the only way this can fail.
+ */
+static inline int compat_fuse_conn_init(struct fuse_conn *fc,
+					struct fuse_mount *fm,
+					struct user_namespace *user_ns,
+					const struct fuse_iqueue_ops *ops,
+					void *priv)
+{
+#ifdef COMPAT_FUSE_CHAN
+	struct fuse_chan *fch = fuse_chan_new();
+
+	if (!fch)
+		return -ENOMEM;
+	fuse_iqueue_init(&fch->iq, ops, priv);
+	fuse_conn_init(fc, fm, user_ns, fch);
+#else
+	fuse_conn_init(fc, fm, user_ns, ops, priv);
+#endif
+	return 0;
+}
+
+static inline void compat_fuse_dev_install(struct fuse_dev *fud,
+					   struct fuse_conn *fc)
+{
+#ifdef COMPAT_FUSE_CHAN
+	fuse_dev_install(fud, fc->chan);
+#else
+	fuse_dev_install(fud, fc);
+#endif
+}
+
+#ifdef COMPAT_FUSE_DEV_PUT
+#define compat_fuse_dev_free(fud)	fuse_dev_put(fud)
+#else
+#define compat_fuse_dev_free(fud)	fuse_dev_free(fud)
+#endif
+
+/* The driver installs its own fuse devices: fill_super must not. */
+#ifdef COMPAT_FUSE_CTX_FUDPTR
+#define compat_fsc_no_fud(ctx)		((ctx)->fudptr = NULL)
+#else
+#define compat_fsc_no_fud(ctx)		((ctx)->fud = NULL)
+#endif
+
+/* A request's unique ID, set when it is sent (not for NOTIFY_REPLY) */
+static inline void compat_fuse_assign_unique(struct fuse_iqueue *fiq,
+					     struct fuse_req *req)
+{
+#ifdef COMPAT_FUSE_ASSIGN_UNIQUE
+	fuse_request_assign_unique(fiq, req);
+#else
+	if (req->in.h.opcode != FUSE_NOTIFY_REPLY)
+		req->in.h.unique = fuse_get_unique(fiq);
+#endif
+}
+
+/* Pages or folios of a request, by index */
+
+static inline unsigned int compat_fuse_ap_npages(struct fuse_args_pages *ap)
+{
+#if defined(COMPAT_FUSE_ARGS_FOLIOS_ONLY)
+	return ap->num_folios;
+#else
+#ifdef COMPAT_FUSE_ARGS_FOLIOS
+	if (ap->uses_folios)
+		return ap->num_folios;
+#endif
+	return ap->num_pages;
+#endif
+}
+
+static inline struct page *compat_fuse_ap_page(struct fuse_args_pages *ap,
+					       unsigned int i,
+					       unsigned int *len,
+					       unsigned int *offset)
+{
+#if defined(COMPAT_FUSE_ARGS_FOLIOS_ONLY)
+	*len = ap->descs[i].length;
+	*offset = ap->descs[i].offset;
+	return folio_page(ap->folios[i], 0);
+#else
+#ifdef COMPAT_FUSE_ARGS_FOLIOS
+	if (ap->uses_folios) {
+		*len = ap->folio_descs[i].length;
+		*offset = ap->folio_descs[i].offset;
+		return folio_page(ap->folios[i], 0);
+	}
+#endif
+	*len = ap->descs[i].length;
+	*offset = ap->descs[i].offset;
+	return ap->pages[i];
+#endif
+}
+
+#endif /* _FS_FUSE_I_H && !_VIRTIO_FS_SYNC_COMPAT_FUSE_H */

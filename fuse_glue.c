@@ -17,6 +17,8 @@
 #include <linux/virtio.h>
 
 #include "fuse_i.h"
+/* compat.h again: its part for the FUSE internals */
+#include "compat.h"
 #include "virtio_fs_sync.h"
 
 /*
@@ -49,33 +51,6 @@ static struct vfsync_fuse_ctx *to_ctx(struct vfsync_buf *buf)
 	return container_of(buf, struct vfsync_fuse_ctx, buf);
 }
 
-/* Pages or folios of a request, by index */
-
-static unsigned int vfsync_fuse_npages(struct fuse_args_pages *ap)
-{
-#ifdef COMPAT_FUSE_ARGS_FOLIOS
-	if (ap->uses_folios)
-		return ap->num_folios;
-#endif
-	return ap->num_pages;
-}
-
-static struct page *vfsync_fuse_page(struct fuse_args_pages *ap,
-				     unsigned int i, unsigned int *len,
-				     unsigned int *offset)
-{
-#ifdef COMPAT_FUSE_ARGS_FOLIOS
-	if (ap->uses_folios) {
-		*len = ap->folio_descs[i].length;
-		*offset = ap->folio_descs[i].offset;
-		return folio_page(ap->folios[i], 0);
-	}
-#endif
-	*len = ap->descs[i].length;
-	*offset = ap->descs[i].offset;
-	return ap->pages[i];
-}
-
 /*
  * Scatterlist entries for @total bytes of pages; @bytes gets what fits.
  * With @total 0, @ap may not be a fuse_args_pages at all: do not touch it.
@@ -89,9 +64,9 @@ static unsigned int vfsync_fuse_count_pages(struct fuse_args_pages *ap,
 	*bytes = 0;
 	if (!total)
 		return 0;
-	n = vfsync_fuse_npages(ap);
+	n = compat_fuse_ap_npages(ap);
 	for (i = 0; i < n && total; i++) {
-		vfsync_fuse_page(ap, i, &len, &offset);
+		compat_fuse_ap_page(ap, i, &len, &offset);
 		len = min(len, total);
 		total -= len;
 		*bytes += len;
@@ -103,11 +78,11 @@ static unsigned int vfsync_fuse_add_pages(struct scatterlist *sg,
 					  struct fuse_args_pages *ap,
 					  unsigned int total)
 {
-	unsigned int i, len, offset, n = vfsync_fuse_npages(ap);
+	unsigned int i, len, offset, n = compat_fuse_ap_npages(ap);
 	struct page *page;
 
 	for (i = 0; i < n && total; i++) {
-		page = vfsync_fuse_page(ap, i, &len, &offset);
+		page = compat_fuse_ap_page(ap, i, &len, &offset);
 		len = min(len, total);
 		sg_set_page(&sg[i], page, len, offset);
 		total -= len;
@@ -185,7 +160,7 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
 		off += args->in_args[i].size;
 	}
 	if (req->in.h.opcode == FUSE_INIT)
-		vfsync_fuse_init_flags(req->fm->fc->iq.priv, ctx->args, in_len);
+		vfsync_fuse_init_flags(compat_req_iq(req)->priv, ctx->args, in_len);
 
 	sg_set_buf(&sg[out_sgs++], &req->in.h, sizeof(req->in.h));
 	if (in_len)
@@ -282,11 +257,11 @@ static void vfsync_fuse_copy_out(struct vfsync_fuse_ctx *ctx)
 		struct fuse_args_pages *ap = container_of(args, typeof(*ap),
 							  args);
 		unsigned int len = args->out_args[args->out_numargs - 1].size;
-		unsigned int n = vfsync_fuse_npages(ap), plen, poff;
+		unsigned int n = compat_fuse_ap_npages(ap), plen, poff;
 		struct page *page;
 
 		for (i = 0; i < n; i++) {
-			page = vfsync_fuse_page(ap, i, &plen, &poff);
+			page = compat_fuse_ap_page(ap, i, &plen, &poff);
 			if (len < plen) {
 				WARN_ON(poff);
 				zero_user_segment(page, len, plen);
@@ -400,8 +375,7 @@ static void vfsync_fuse_send_interrupt(struct fuse_iqueue *fiq,
 
 static void vfsync_fuse_send_req(struct fuse_iqueue *fiq, struct fuse_req *req)
 {
-	if (req->in.h.opcode != FUSE_NOTIFY_REPLY)
-		req->in.h.unique = fuse_get_unique(fiq);
+	compat_fuse_assign_unique(fiq, req);
 	clear_bit(FR_PENDING, &req->flags);
 	vfsync_fuse_queue(fiq->priv, req);
 }
@@ -521,7 +495,7 @@ static void vfsync_fuse_free_devs(struct vfsync_dev *fs)
 	for (i = 0; i < fs->nvqs; i++) {
 		if (!fs->vqs[i].fud)
 			continue;
-		fuse_dev_free(fs->vqs[i].fud);
+		compat_fuse_dev_free(fs->vqs[i].fud);
 		fs->vqs[i].fud = NULL;
 	}
 }
@@ -543,7 +517,7 @@ static int vfsync_fuse_fill_super(struct super_block *sb,
 {
 	struct fuse_mount *fm = get_fuse_mount_super(sb);
 	struct fuse_conn *fc = fm->fc;
-	struct vfsync_dev *fs = fc->iq.priv;
+	struct vfsync_dev *fs = compat_fc_iq(fc)->priv;
 	struct fuse_fs_context *ctx = fsc->fs_private;
 	unsigned int i;
 	int err;
@@ -566,7 +540,7 @@ static int vfsync_fuse_fill_super(struct super_block *sb,
 	}
 
 	/* We install our own fuse devices */
-	ctx->fudptr = NULL;
+	compat_fsc_no_fud(ctx);
 	if (ctx->dax_mode != FUSE_DAX_NEVER) {
 		if (ctx->dax_mode == FUSE_DAX_ALWAYS && !fs->dax_dev) {
 			err = -EINVAL;
@@ -580,7 +554,7 @@ static int vfsync_fuse_fill_super(struct super_block *sb,
 		goto out_free_devs;
 
 	for (i = 0; i < fs->nvqs; i++)
-		fuse_dev_install(fs->vqs[i].fud, fc);
+		compat_fuse_dev_install(fs->vqs[i].fud, fc);
 
 	/* A previous unmount stopped the queues */
 	vfsync_start_all_queues(fs);
@@ -598,7 +572,7 @@ out_unlock:
 static void vfsync_fuse_conn_destroy(struct fuse_mount *fm)
 {
 	struct fuse_conn *fc = fm->fc;
-	struct vfsync_dev *fs = fc->iq.priv;
+	struct vfsync_dev *fs = compat_fc_iq(fc)->priv;
 
 	/* Stop the DAX reclaim worker before evict_inodes() frees ranges */
 	if (IS_ENABLED(CONFIG_FUSE_DAX))
@@ -636,7 +610,7 @@ static int vfsync_fuse_test_super(struct super_block *sb,
 	struct fuse_mount *fsc_fm = fsc->s_fs_info;
 	struct fuse_mount *sb_fm = get_fuse_mount_super(sb);
 
-	return fsc_fm->fc->iq.priv == sb_fm->fc->iq.priv;
+	return compat_fc_iq(fsc_fm->fc)->priv == compat_fc_iq(sb_fm->fc)->priv;
 }
 
 static int vfsync_fuse_get_tree(struct fs_context *fsc)
@@ -651,7 +625,7 @@ static int vfsync_fuse_get_tree(struct fs_context *fsc)
 	if (!fsc->source)
 		return invalf(fsc, "No source specified");
 
-	/* The reference goes to fc->iq.priv; fiq release drops it */
+	/* The reference goes to compat_fc_iq(fc)->priv; fiq release drops it */
 	mutex_lock(&vfsync_mutex);
 	fs = vfsync_find_instance_locked(fsc->source);
 	if (fs)
@@ -680,7 +654,10 @@ static int vfsync_fuse_get_tree(struct fs_context *fsc)
 	if (!fm)
 		goto out_err;
 
-	fuse_conn_init(fc, fm, fsc->user_ns, &vfsync_fuse_fiq_ops, fs);
+	if (compat_fuse_conn_init(fc, fm, fsc->user_ns, &vfsync_fuse_fiq_ops, fs)) {
+		kfree(fm);
+		goto out_err;
+	}
 	fc->release = fuse_free_conn;
 	fc->delete_stale = true;
 	fc->auto_submounts = true;

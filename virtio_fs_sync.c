@@ -22,7 +22,6 @@
 #include <linux/memremap.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
-#include <linux/pfn_t.h>
 #include <linux/scatterlist.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
@@ -31,9 +30,6 @@
 #include <linux/virtio.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_fs.h>
-#ifdef COMPAT_HAVE_GROUP_CPUS
-#include <linux/group_cpus.h>
-#endif
 
 #include "virtio_fs_sync.h"
 
@@ -910,7 +906,7 @@ void vfsync_send_forget(struct vfsync_dev *fs, u64 nodeid, u64 nlookup,
 
 static long vfsync_dax_direct_access(struct dax_device *dax_dev, pgoff_t pgoff,
 				     long nr_pages, enum dax_access_mode mode,
-				     void **kaddr, pfn_t *pfn)
+				     void **kaddr, compat_dax_pfn_t *pfn)
 {
 	struct vfsync_dev *fs = dax_get_private(dax_dev);
 	phys_addr_t offset = PFN_PHYS(pgoff);
@@ -919,8 +915,7 @@ static long vfsync_dax_direct_access(struct dax_device *dax_dev, pgoff_t pgoff,
 	if (kaddr)
 		*kaddr = fs->window_kaddr + offset;
 	if (pfn)
-		*pfn = phys_to_pfn_t(fs->window_phys_addr + offset,
-				     PFN_DEV | PFN_MAP);
+		*pfn = compat_dax_pfn(fs->window_phys_addr + offset);
 	return min(nr_pages, max_nr_pages);
 }
 
@@ -1204,12 +1199,13 @@ static void vfsync_map_queues(struct virtio_device *vdev,
 spread:
 #ifdef COMPAT_HAVE_GROUP_CPUS
 	{
-		struct cpumask *masks = group_cpus_evenly(nmapped);
+		unsigned int nr;
+		struct cpumask *masks = compat_group_cpus_evenly(nmapped, &nr);
 
 		if (masks) {
 			for (cpu = 0; cpu < nr_cpu_ids; cpu++)
 				fs->req_map[cpu] = VFSYNC_VQ_REQUEST;
-			for (q = 0; q < nmapped; q++)
+			for (q = 0; q < min(nr, nmapped); q++)
 				for_each_cpu(cpu, &masks[q])
 					fs->req_map[cpu] = VFSYNC_VQ_REQUEST + q;
 			kfree(masks);

@@ -1,40 +1,54 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# build-uml.sh [debug|bench]
+# build-uml.sh [debug|bench] [6.12|7.3]
 #
-# Builds a User-Mode Linux kernel from Debian's linux-source-6.12 with the
-# driver dropped in by scripts/intree.sh and built in, and prints the path of
-# the `linux` binary. The tree and the build live in the cache
-# ($VFS_CACHE/uml, outside the repository); a build is reused while the
-# source version, the config fragments and the driver sources are unchanged,
-# and otherwise rebuilt incrementally.
+# Builds a User-Mode Linux kernel from Debian's linux-source-SERIES (default
+# 6.12) with the driver dropped in by scripts/intree.sh and built in, and
+# prints the path of the `linux` binary. The tree and the build live in the
+# cache, outside the repository: $VFS_CACHE/uml for 6.12, $VFS_CACHE/uml/7.3
+# for 7.3, each with its own lock; a build is reused while the source
+# version, the config fragments, the patches and the driver sources are
+# unchanged, and otherwise rebuilt incrementally.
 #   debug: PREEMPT, lockdep, atomic-sleep checks, kmemleak, KUnit (tests)
 #   bench: PREEMPT without debugging (benchmarks)
+# 6.12 is uniprocessor; 7.3 adds tests/vm/uml-7.3.config (SMP; boot it with
+# seccomp=on ncpus=N). Test-kernel patches: tests/vm/patches/*.patch for
+# 6.12, tests/vm/patches/7.3/*.patch for 7.3.
 set -euo pipefail
 
 flavor=${1:-debug}
+series=${2:-6.12}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cache=${VFS_CACHE:-$HOME/.cache/virtio-fs-sync}
 jobs=${JOBS:-$(nproc)}
 log() { echo "build-uml: $*" >&2; }
 
-case $flavor in
-debug | bench) ;;
-*) echo "usage: build-uml.sh [debug|bench]" >&2; exit 2 ;;
-esac
+usage() { echo "usage: build-uml.sh [debug|bench] [6.12|7.3]" >&2; exit 2; }
+case $flavor in debug | bench) ;; *) usage ;; esac
 frags="$repo/tests/vm/uml-base.config $repo/tests/vm/uml-$flavor.config"
+case $series in
+6.12)
+	base=$cache/uml
+	patches=$(ls "$repo"/tests/vm/patches/*.patch 2>/dev/null || true)
+	;;
+7.3)
+	base=$cache/uml/7.3
+	frags="$frags $repo/tests/vm/uml-7.3.config"
+	patches=$(ls "$repo"/tests/vm/patches/7.3/*.patch 2>/dev/null || true)
+	;;
+*) usage ;;
+esac
 
-kdir=$("$repo/scripts/fetch-kernel.sh" 6.12)
+kdir=$("$repo/scripts/fetch-kernel.sh" "$series")
 version=$(cat "$kdir/version")
-src=$cache/uml/src-$version
-out=$cache/uml/$flavor
+src=$base/src-$version
+out=$base/$flavor
 
-mkdir -p "$cache/uml"
-exec 9>"$cache/uml/.lock"
+mkdir -p "$base"
+exec 9>"$base/.lock"
 flock 9
 
-patches=$(ls "$repo"/tests/vm/patches/*.patch 2>/dev/null || true)
 driver_files=$(cd "$repo" && ls Kbuild Kconfig ./*.c ./*.h tests/kunit/*.c 2>/dev/null || true)
 key=$( (echo "$version"; cat $frags $patches; cd "$repo" && cat $driver_files) | sha256sum | cut -c1-16)
 if [ -x "$out/linux" ] && [ "$(cat "$out/.key" 2>/dev/null)" = "$key" ]; then
@@ -64,7 +78,7 @@ fi
 
 mkdir -p "$out"
 # Configure again whenever the fragments or the driver's Kconfig change.
-confkey=$( (cat $frags; cat "$src/fs/fuse/virtio_fs_sync/Kconfig" 2>/dev/null) | sha256sum)
+confkey=$( (cat $frags; cat "$src/fs/fuse/virtio_fs_sync/Kconfig" 2>/dev/null || true) | sha256sum)
 if [ ! -f "$out/.config" ] || [ "$(cat "$out/.confkey" 2>/dev/null)" != "$confkey" ]; then
 	log "configuring $flavor"
 	make -s -C "$src" ARCH=um O="$out" defconfig >&2

@@ -1,12 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# fetch-kernel.sh SERIES  (SERIES = 6.12 or 6.1)
+# fetch-kernel.sh SERIES  (SERIES = 6.12, 6.1 or 7.3)
 #
 # Fetches Debian's cloud-amd64 kernel image, headers and the matching
 # linux-source package for SERIES with `apt-get download`, unpacks them with
 # `dpkg -x` into a cache outside the repository and prints the directory.
 # A second call finds everything in the cache and downloads nothing.
+# 6.12 and 6.1 come from the system's (bookworm) sources; 7.3 from trixie
+# and trixie-backports through a private apt configuration under the cache
+# (scripts/apt-private.sh), on the mirror the system's sources use. Modules
+# for 7.3 build in a trixie root (scripts/build-root.sh; see the Makefile).
 #
 # Layout of $VFS_CACHE/kernels/SERIES/:
 #   version      Debian version of image, headers and source (all equal)
@@ -19,7 +23,7 @@
 #   source.tar.xz -> the linux-source tarball (UML builds unpack it)
 set -euo pipefail
 
-series=${1:?usage: fetch-kernel.sh 6.12|6.1}
+series=${1:?usage: fetch-kernel.sh 6.12|6.1|7.3}
 cache=${VFS_CACHE:-$HOME/.cache/virtio-fs-sync}
 dir=$cache/kernels/$series
 debs=$cache/debs
@@ -31,15 +35,25 @@ fi
 
 log() { echo "fetch-kernel: $*" >&2; }
 
+# The system's sources, or a private configuration for newer suites.
+APT_OPTS=()
+case $series in
+7.3)
+	# shellcheck source=scripts/apt-private.sh
+	. "$(dirname "$0")/apt-private.sh"
+	apt_private_init trixie trixie-backports
+	;;
+esac
+
 candidate() {
-	apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ { print $2 }'
+	apt-cache "${APT_OPTS[@]}" policy "$1" 2>/dev/null | awk '/Candidate:/ { print $2 }'
 }
 
 srcpkg=linux-source-$series
 srcver=$(candidate "$srcpkg")
 if [ -z "$srcver" ] || [ "$srcver" = "(none)" ]; then
 	log "no $srcpkg in apt's lists; running apt-get update"
-	apt-get update -q >&2
+	apt-get "${APT_OPTS[@]}" update -q >&2
 	srcver=$(candidate "$srcpkg")
 fi
 [ -n "$srcver" ] && [ "$srcver" != "(none)" ] || {
@@ -48,15 +62,17 @@ fi
 }
 
 # The image whose version equals the source's: 6.12 packages are named
-# 6.12.N+deb12-cloud-amd64, 6.1 ones 6.1.0-ABI-cloud-amd64.
+# 6.12.N+deb12-cloud-amd64, 6.1 ones 6.1.0-ABI-cloud-amd64, 7.3 ones
+# 7.3.N+deb13-cloud-amd64 (signed only: trixie has no -unsigned image).
 case $series in
 6.12) pattern='^linux-image-6\.12\.[0-9]+\+deb12-cloud-amd64-unsigned$' ;;
 6.1) pattern='^linux-image-6\.1\.0-[0-9]+-cloud-amd64-unsigned$' ;;
+7.3) pattern='^linux-image-7\.3\.[0-9]+\+deb13-cloud-amd64$' ;;
 *) log "unknown series $series"; exit 1 ;;
 esac
 image=
-for pkg in $(apt-cache search --names-only "$pattern" | awk '{ print $1 }' | sort -rV); do
-	if apt-cache madison "$pkg" | awk -v v="$srcver" '$3 == v { f = 1 } END { exit !f }'; then
+for pkg in $(apt-cache "${APT_OPTS[@]}" search --names-only "$pattern" | awk '{ print $1 }' | sort -rV); do
+	if apt-cache "${APT_OPTS[@]}" madison "$pkg" | awk -v v="$srcver" '$3 == v { f = 1 } END { exit !f }'; then
 		image=$pkg
 		break
 	fi
@@ -66,9 +82,14 @@ release=${image#linux-image-}
 release=${release%-unsigned}
 abi=${release%-cloud-amd64}
 kbuild=linux-kbuild-$series
-[ "$series" = 6.12 ] && kbuild=linux-kbuild-$abi
+[ "$series" = 6.1 ] || kbuild=linux-kbuild-$abi
 
+# 7.3's image package is empty: the kernel and modules are in packages it
+# depends on (linux-binary-, linux-modules-, linux-base-RELEASE).
+parts=$(apt-cache "${APT_OPTS[@]}" show "$image=$srcver" | awk '/^Depends:/ { sub(/^Depends:/, ""); print; exit }' |
+	tr ',|' '\n\n' | awk -v r="$release" '{ n = $1; if (substr(n, length(n) - length(r)) == "-" r) print n }')
 pkgs="$image=$srcver linux-headers-$release=$srcver linux-headers-$abi-common=$srcver $kbuild=$srcver $srcpkg=$srcver"
+for p in $parts; do pkgs="$pkgs $p=$srcver"; done
 log "series $series: $release, version $srcver"
 
 mkdir -p "$debs"
@@ -76,8 +97,8 @@ for p in $pkgs; do
 	name=${p%%=*}
 	ls "$debs/${name}_"*.deb >/dev/null 2>&1 && continue
 	log "downloading $name"
-	(cd "$debs" && apt-get download -q "$p" >&2 2>/dev/null) ||
-		(cd "$debs" && apt-get download "$p" >&2)
+	(cd "$debs" && apt-get "${APT_OPTS[@]}" download -q "$p" >&2 2>/dev/null) ||
+		(cd "$debs" && apt-get "${APT_OPTS[@]}" download "$p" >&2)
 done
 
 rm -rf "$dir"
@@ -98,10 +119,17 @@ for f in "$kdir/scripts" "$kdir/tools"; do
 		case $t in /*) ln -sfn "$dir/root$t" "$f" ;; esac
 	fi
 done
+# Trixie's packages install into /usr/lib (merged /usr).
+for d in lib; do
+	if [ ! -e "$dir/root/$d" ] && [ -d "$dir/root/usr/$d" ]; then ln -s "usr/$d" "$dir/root/$d"; fi
+done
 # The image package leaves modules.dep to its postinst.
 depmod -b "$dir/root" "$release"
 ln -sfn "$kdir" "$dir/kdir"
-ln -sfn "$dir/root/boot/vmlinuz-$release" "$dir/vmlinuz"
+# 7.3 keeps the image beside its modules.
+vmlinuz=$dir/root/boot/vmlinuz-$release
+[ -f "$vmlinuz" ] || vmlinuz=$dir/root/lib/modules/$release/vmlinuz
+ln -sfn "$vmlinuz" "$dir/vmlinuz"
 ln -sfn "$dir/root/lib/modules/$release" "$dir/modules"
 tarball=$(ls "$dir"/srcpkg/usr/src/linux-source-*.tar.xz)
 ln -sfn "$tarball" "$dir/source.tar.xz"
@@ -110,6 +138,13 @@ top=$(basename "$tarball" .tar.xz)
 mkdir -p "$dir/fuse"
 tar -xJf "$tarball" -C "$dir/fuse" --strip-components=3 --wildcards "$top/fs/fuse/*.h"
 tar -xJf "$tarball" -C "$dir" --strip-components=1 "$top/Makefile"
+# C=2 (make sparse) runs scripts/checker-valid.sh since 6.13, which the
+# headers packages do not ship: take it from the same source.
+common=$dir/root/usr/src/linux-headers-$abi-common
+if grep -qs checker-valid.sh "$common/Makefile" && [ ! -e "$common/scripts/checker-valid.sh" ]; then
+	tar -xJf "$tarball" -O "$top/scripts/checker-valid.sh" >"$common/scripts/checker-valid.sh"
+	chmod +x "$common/scripts/checker-valid.sh"
+fi
 mv "$dir/Makefile" "$dir/source.Makefile"
 echo "$srcver" >"$dir/version"
 echo "$release" >"$dir/release"

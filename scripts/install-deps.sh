@@ -7,7 +7,7 @@ set -euo pipefail
 
 pkgs="make gcc flex bison bc libelf-dev libssl-dev dwarves sparse cpio kmod
 xz-utils zstd busybox-static qemu-system-x86 qemu-system-common fio dkms
-rsync python3 clang"
+rsync python3 clang debootstrap"
 
 missing=
 for p in $pkgs; do

@@ -4,7 +4,8 @@
 # tests/check.sh: what `make check` runs. Sets up a fresh Debian machine
 # (packages, kernels, builds; all cached outside the repo), runs the host-side
 # tests, then boots the guest matrix: UML 6.12 (the sync path) and QEMU/TCG
-# with Debian's 6.1 and 6.12 kernels. One line per test, then
+# with Debian's 6.1, 6.12 and 7.3 kernels (7.3's module builds in a trixie
+# root, scripts/build-root.sh). One line per test, then
 # "N passed, N failed". Logs: build/check/ (VFS_CHECK_LOGS).
 #
 # VFS_CHECK_ONLY=glob runs only the tests whose names match (setup and
@@ -49,10 +50,13 @@ t() {
 t setup:packages "$repo/scripts/install-deps.sh"
 t setup:kernel-6.12 "$repo/scripts/fetch-kernel.sh" 6.12
 t setup:kernel-6.1 "$repo/scripts/fetch-kernel.sh" 6.1
+t setup:kernel-7.3 "$repo/scripts/fetch-kernel.sh" 7.3
+t setup:root-trixie "$repo/scripts/build-root.sh" trixie
 t build:device make -C "$repo/tests/vhost-user-fs" -j2
 t build:suite make -C "$repo/tests/suite" -j2
 t build:module-6.12 make -C "$repo" KVER=6.12
 t build:module-6.1 make -C "$repo" KVER=6.1
+t build:module-7.3 make -C "$repo" KVER=7.3
 t build:uml-debug "$repo/scripts/build-uml.sh" debug
 # make module-debug keeps the Kbuild's flags (fuse_i.h, probes, compat.h)
 # and adds -DDEBUG.
@@ -76,6 +80,16 @@ version_code_outside_compat() {
 	! git -C "$repo" grep -l LINUX_VERSION_CODE -- '*.c' '*.h' ':!compat.h' ':!tests/'
 }
 t static:no-version-code version_code_outside_compat
+# The Makefile's version check is the only guard where MODVERSIONS is off
+# (Debian's 7.3): a fuse header of another kernel must be refused.
+version_guard() {
+	local out
+	out=$(make -C "$repo" KVER=7.3 BUILD_NAME=version-guard \
+		FUSE_SRC="$VFS_CACHE/kernels/6.12/fuse" 2>&1) && { echo "$out"; echo "built with 6.12's fuse headers"; return 1; }
+	echo "$out"
+	echo "$out" | grep -q 'is 7\.3\.[0-9]* but .* is from 6\.12\.'
+}
+t static:version-guard version_guard
 
 # --- host-side tests of the reference device ----------------------------------
 t device:unit make -C "$repo/tests/vhost-user-fs" check
@@ -107,8 +121,13 @@ dkms_check() {
 	a=(--sourcetree "$tmp/usr/src" --dkmstree "$tmp/dkms" --installtree "$tmp/root/lib/modules"
 		-m virtio_fs_sync -v "$ver")
 	echo "# dkms add, build, install"
+	# A kernel newer than the host builds in its build root (the Makefile's
+	# BUILD_ROOT_<series>), as make KVER= does; on its own Debian release
+	# the compiler would be the system's.
+	local broot
+	broot=$(make -s -C "$repo" KVER="$k" print-build-root)
 	dkms add "${a[@]}" &&
-		LINUX_SOURCE_DIR=$kc/srcpkg/usr/src dkms build "${a[@]}" -k "$rel" --kernelsourcedir "$kc/kdir" &&
+		VFS_BUILD_ROOT=$broot LINUX_SOURCE_DIR=$kc/srcpkg/usr/src dkms build "${a[@]}" -k "$rel" --kernelsourcedir "$kc/kdir" &&
 		dkms install "${a[@]}" -k "$rel" --kernelsourcedir "$kc/kdir" --no-depmod || rc=1
 	if [ $rc != 0 ]; then
 		tail -n 25 "$tmp/dkms/virtio_fs_sync/$ver/build/make.log" 2>/dev/null
@@ -150,8 +169,9 @@ dkms_check() {
 }
 t dkms:6.12 dkms_check 6.12
 t dkms:6.1 dkms_check 6.1
+t dkms:7.3 dkms_check 7.3
 # scripts/intree.sh --patch on a pristine fs/fuse/, which then builds.
-for k in 6.12 6.1; do t "intree:patch-$k" "$repo/tests/intree-check.sh" $k; done
+for k in 6.12 6.1 7.3; do t "intree:patch-$k" "$repo/tests/intree-check.sh" $k; done
 
 # --- KUnit in UML -------------------------------------------------------------
 kunit() {
@@ -240,8 +260,8 @@ t uml:direct-io-sync0 "$repo/tests/vm/run" --results "$logs/uml:direct-io-sync0.
 t uml:unbind-under-load "$repo/tests/vm/run" --results "$logs/uml:unbind-under-load.results" \
 	--driver ours -- "$repo/tests/vm/scenarios/unbind-under-load"
 # A/B by sysfs rebind, rmmod refused while mounted, unload/reload, removal
-# under load, on both Debian kernels.
-for k in 6.12 6.1; do
+# under load, on every Debian kernel.
+for k in 6.12 6.1 7.3; do
 	t "qemu-$k:rebind-reload" "$repo/tests/vm/run" --substrate qemu --kernel $k --cpus 2 \
 		--driver intree --results "$logs/qemu-$k:rebind-reload.results" -- \
 		"$repo/tests/vm/scenarios/rebind-reload" "$(make -s -C "$repo" KVER=$k print-ko)"
@@ -269,7 +289,7 @@ t uml:faults-double faults uml:faults-double --driver ours --sync on -- \
 # the one request queue must keep room for the rest: fewer waiters
 t uml:faults-sync0 faults uml:faults-sync0 --driver ours --sync off -- \
 	"$repo/tests/vm/scenarios/faults" $bad_replies never=200 close
-for k in 6.12 6.1; do
+for k in 6.12 6.1 7.3; do
 	t "qemu-$k:faults" faults "qemu-$k:faults" --substrate qemu --kernel $k --cpus 2 \
 		--driver ours -- "$repo/tests/vm/scenarios/faults" $bad_replies
 done
@@ -304,7 +324,7 @@ done
 t uml:stress-faults env STRESS_TIME=20 STRESS_WRITERS=3 \
 	STRESS_RESULTS="$logs/uml:stress-faults.results" "$repo/tests/stress.sh"
 
-for k in 6.12 6.1; do
+for k in 6.12 6.1 7.3; do
 	for d in ours intree; do
 		for dev in ref virtiofsd; do
 			for m in pc microvm; do

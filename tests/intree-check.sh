@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# tests/intree-check.sh SERIES  (SERIES = 6.12 or 6.1)
+# tests/intree-check.sh SERIES  (SERIES = 6.12, 6.1 or 7.3)
 #
 # What make check runs as intree:patch-SERIES. Takes fs/fuse/ of a pristine
 # kernel tree (extracted from the cached linux-source tarball of SERIES),
@@ -19,13 +19,17 @@
 #     fs/fuse/ is built against Debian's headers of SERIES with every
 #     other fs/fuse option off and CONFIG_VIRTIO_FS_SYNC=m, and the result
 #     must be a virtio_fs_sync.ko with that kernel's vermagic.
+# The kernel's tools run in SERIES' build root where it has one (7.3).
 set -uo pipefail
 
-series=${1:?usage: tests/intree-check.sh 6.12|6.1}
+series=${1:?usage: tests/intree-check.sh 6.12|6.1|7.3}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 kc=$("$repo/scripts/fetch-kernel.sh" "$series") || exit 1
 rel=$(cat "$kc/release")
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vfs-intree.XXXXXX")
+broot=$(make -s -C "$repo" KVER="$series" print-build-root)
+inroot=(env)
+[ -n "$broot" ] && inroot=("$repo/scripts/build-root.sh" "$broot" --bind "$tmp" --run env)
 trap 'rm -rf "$tmp"' EXIT
 rc=0
 fail() {
@@ -93,7 +97,7 @@ config VIRTIO
 source "fs/fuse/Kconfig"
 EOF
 	echo CONFIG_VIRTIO_FS_SYNC=m >"$tmp/config"
-	(cd "$1" && KCONFIG_CONFIG="$tmp/config" srctree=. \
+	(cd "$1" && "${inroot[@]}" KCONFIG_CONFIG="$tmp/config" srctree=. \
 		"$kc/kdir/scripts/kconfig/conf" --olddefconfig "$tmp/Kconfig.top") >"$tmp/conf.log" 2>&1 ||
 		{ cat "$tmp/conf.log"; return 1; }
 	grep -qx CONFIG_VIRTIO_FS_SYNC=m "$tmp/config"
@@ -104,7 +108,7 @@ ok "CONFIG_VIRTIO_FS_SYNC=m sticks in the patched tree"
 
 echo "# build of the patched fs/fuse/ against Debian's $rel headers"
 fuse=$tmp/patched/fs/fuse
-make -C "$kc/kdir" M="$fuse" FUSE_INC="$fuse" CONFIG_VIRTIO_FS_SYNC=m \
+"${inroot[@]}" make -C "$kc/kdir" M="$fuse" FUSE_INC="$fuse" CONFIG_VIRTIO_FS_SYNC=m \
 	CONFIG_FUSE_FS= CONFIG_CUSE= CONFIG_VIRTIO_FS= -j"$(nproc)" modules ||
 	fail "the patched tree does not build"
 ko=$fuse/virtio_fs_sync/virtio_fs_sync.ko
