@@ -21,6 +21,8 @@
  *                                masks it made, maybe fewer than n (7.3)
  * COMPAT_DAX_PFN_ULONG           dax_operations.direct_access() returns
  *                                the pfn as unsigned long, not pfn_t (7.3)
+ * COMPAT_MODULE_NS_STRING        MODULE_IMPORT_NS() takes the namespace as
+ *                                a string literal (7.3)
  *
  * FUSE internals (7.3 moved them out of fuse_i.h), for fuse_glue.c only:
  * the second part of this file, included again after fuse_i.h.
@@ -136,6 +138,13 @@ static inline struct cpumask *compat_group_cpus_evenly(unsigned int numgrps,
 
 /* VISIBLE_IF_KUNIT and EXPORT_SYMBOL_IF_KUNIT: in 6.1 and later */
 #include <kunit/visibility.h>
+
+/* For the KUnit tests: the namespace EXPORT_SYMBOL_IF_KUNIT exports into */
+#ifdef COMPAT_MODULE_NS_STRING
+#define COMPAT_MODULE_IMPORT_KUNIT_NS() MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING")
+#else
+#define COMPAT_MODULE_IMPORT_KUNIT_NS() MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING)
+#endif
 
 #endif /* __ASSEMBLY__ */
 #endif /* _VIRTIO_FS_SYNC_COMPAT_H */

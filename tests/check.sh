@@ -3,9 +3,9 @@
 #
 # tests/check.sh: what `make check` runs. Sets up a fresh Debian machine
 # (packages, kernels, builds; all cached outside the repo), runs the host-side
-# tests, then boots the guest matrix: UML 6.12 (the sync path) and QEMU/TCG
-# with Debian's 6.1, 6.12 and 7.3 kernels (7.3's module builds in a trixie
-# root, scripts/build-root.sh). One line per test, then
+# tests, then boots the guest matrix: UML 6.12 (the sync path), SMP UML 7.3
+# and QEMU/TCG with Debian's 6.1, 6.12 and 7.3 kernels (7.3's module builds
+# in a trixie root, scripts/build-root.sh). One line per test, then
 # "N passed, N failed". Logs: build/check/ (VFS_CHECK_LOGS).
 #
 # VFS_CHECK_ONLY=glob runs only the tests whose names match (setup and
@@ -58,6 +58,7 @@ t build:module-6.12 make -C "$repo" KVER=6.12
 t build:module-6.1 make -C "$repo" KVER=6.1
 t build:module-7.3 make -C "$repo" KVER=7.3
 t build:uml-debug "$repo/scripts/build-uml.sh" debug
+t build:uml-7.3-debug "$repo/scripts/build-uml.sh" debug 7.3
 # make module-debug keeps the Kbuild's flags (fuse_i.h, probes, compat.h)
 # and adds -DDEBUG.
 module_debug() {
@@ -174,9 +175,11 @@ t dkms:7.3 dkms_check 7.3
 for k in 6.12 6.1 7.3; do t "intree:patch-$k" "$repo/tests/intree-check.sh" $k; done
 
 # --- KUnit in UML -------------------------------------------------------------
+# kunit [NAME RUNNER-ARGS...]
 kunit() {
-	local out
-	out=$("$repo/tests/vm/run" --driver none --results "$logs/kunit.results" \
+	local out name=${1:-kunit}
+	shift
+	out=$("$repo/tests/vm/run" --driver none --results "$logs/$name.results" "$@" \
 		--append 'kunit.enable=1 kunit.filter_glob=virtio_fs_sync*' -- \
 		sh -c 'cat /sys/kernel/debug/kunit/virtio_fs_sync*/results') || return 1
 	echo "$out"
@@ -360,6 +363,31 @@ for k in 6.12 6.1 7.3; do
 			done
 		done
 	done
+done
+
+# --- UML 7.3: SMP, the seccomp userspace ----------------------------------------
+# Names uml-7.3:*; tests/vm/run --kernel 7.3 --cpus N boots ncpus=N seccomp=on.
+t uml-7.3:kunit kunit uml-7.3:kunit --kernel 7.3 --cpus 2
+for n in 2 4; do
+	t "uml-7.3:intree-cpus$n" vm_suite none "uml-7.3:intree-cpus$n" --kernel 7.3 --cpus $n --driver intree
+done
+t uml-7.3:ours-sync-cpus2 vm_suite sync uml-7.3:ours-sync-cpus2 --kernel 7.3 --cpus 2 --driver ours --sync on
+# per_cpu_sync N: one pinned task per vCPU, S = N sync queues: every CPU
+# completes inline on a queue of its own (tests/vm/scenarios/per-cpu-sync),
+# and the device agrees: the totals (check-path) and N sync queues of its
+# own that completed requests inside the kick.
+per_cpu_sync() {
+	local n=$1 name=uml-7.3:per-cpu-sync-cpus$1 used
+	"$repo/tests/vm/run" --kernel 7.3 --cpus "$n" --sync-queues "$n" --driver ours --sync on \
+		--results "$logs/$name.results" -- "$repo/tests/vm/scenarios/per-cpu-sync" || return 1
+	"$repo/tests/vm/check-path" sync "$logs/$name.results" || return 1
+	used=$(awk '/type=sync/ { for (i = 1; i <= NF; i++) if ($i ~ /^inline=/ && substr($i, 8) + 0 > 0) u++ }
+		END { print u + 0 }' "$logs/$name.results/dev-stats")
+	echo "device: $used sync queues completed requests inline"
+	[ "$used" = "$n" ]
+}
+for n in 2 4; do
+	t "uml-7.3:per-cpu-sync-cpus$n" per_cpu_sync $n
 done
 
 # ab-in-guest.sh in UML (driver swapped by module load): results for every

@@ -377,4 +377,4 @@ kunit_test_suites(&vfsync_map_suite, &vfsync_policy_suite);
 
 MODULE_DESCRIPTION("KUnit tests for virtio_fs_sync");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+COMPAT_MODULE_IMPORT_KUNIT_NS();
