@@ -23,10 +23,13 @@
 #   BENCH_QEMU_WORKLOADS=...       their workloads (default floor,unlink,smallfile,fio)
 #   BENCH_WORKLOADS=...            UML workloads (default all)
 #   BENCH_SMP_CONFIGS="..."        SMP UML 7.3 configurations (default
-#                                  "smp-intree smp-ours-sync"; "" skips):
+#                                  "smp-intree smp-ours-sync
+#                                  smp-ours-sync-inband"; "" skips):
 #                                  in-tree virtiofs with a request queue per
 #                                  vCPU, virtio_fs_sync with a sync queue per
-#                                  vCPU, both over per-queue kick channels
+#                                  vCPU, both over per-queue kick channels,
+#                                  and the latter with in-band kicks
+#                                  (device --no-kick-channel)
 #   BENCH_SMP_CPUS=N               their vCPUs (default 2)
 #   BENCH_SMP_WORKLOADS=...        their workloads (default fio: fio-1 and
 #                                  fio-n, one job per vCPU)
@@ -75,7 +78,7 @@ configs=${BENCH_CONFIGS-tmpfs intree ours-async ours-sync}
 floor=${BENCH_FLOOR:-1}
 qemu_configs=${BENCH_QEMU_CONFIGS-q-intree q-ours q-intree-virtiofsd}
 qemu_size=${BENCH_QEMU_SIZE:-quick}
-smp_configs=${BENCH_SMP_CONFIGS-smp-intree smp-ours-sync}
+smp_configs=${BENCH_SMP_CONFIGS-smp-intree smp-ours-sync smp-ours-sync-inband}
 smp_cpus=${BENCH_SMP_CPUS:-2}
 smp_workloads=${BENCH_SMP_WORKLOADS:-fio}
 smp_pin_device=${BENCH_SMP_PIN_DEVICE:-}
@@ -174,6 +177,7 @@ uml_args() {
 	intree) printf '%s\n' --driver intree ;;
 	ours-async) printf '%s\n' --driver ours --sync off ;;
 	ours-sync) printf '%s\n' --driver ours --sync on ;;
+	ours-sync-inband) printf '%s\n' --driver ours --sync on --dev-opts --no-kick-channel ;;
 	*) log "unknown configuration $c"; exit 2 ;;
 	esac
 }

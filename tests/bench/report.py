@@ -644,11 +644,14 @@ def render(jpath, mdpath, svgdir, notes=None):
           "(`tests/vm/patches/7.3/uml-virtio-kick-channel.patch`, negotiated with the "
           "reference device). `smp-intree` = in-tree virtiofs with one request queue per "
           "vCPU; `smp-ours-sync` = virtio_fs_sync with one sync queue (and one request "
-          "queue) per vCPU. Pinning (taskset -c): device %s, guest %s."
+          "queue) per vCPU; `smp-ours-sync-inband` = the same with the stock in-band kicks "
+          "(device `--no-kick-channel`: every kick of the device under one lock, on one "
+          "socket). Pinning (taskset -c): device %s, guest %s."
           % (env.get("smp_cpus", "?"), "`%s`" % env["smp_pin_device"] if env.get("smp_pin_device") else "unpinned",
              "`%s`" % env["smp_pin_guest"] if env.get("smp_pin_guest") else "unpinned"))
         p("")
-        ratios = [(a, b) for a, b in (("smp-ours-sync", "smp-intree"),)
+        ratios = [(a, b) for a, b in (("smp-ours-sync", "smp-intree"),
+                                      ("smp-ours-sync", "smp-ours-sync-inband"))
                   if a in smp_configs and b in smp_configs]
         for wid, title, rows in workloads():
             if wid in ("fio-1", "fio-n"):
@@ -714,7 +717,7 @@ def render(jpath, mdpath, svgdir, notes=None):
             p("| %s (%d) | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 kind, len(rs), c, dcol, inl if has_drv else "-", dfr if has_drv else "-",
                 fb if has_drv else "-", vcol, dinl if has_dev else "-", dlate if has_dev else "-"))
-            should = c in ("ours-sync", "smp-ours-sync")
+            should = c in ("ours-sync", "smp-ours-sync", "smp-ours-sync-inband")
             if (inl > 0 or dinl > 0 or dev["sync"] > 0) != should and (has_drv or has_dev):
                 check.append("%s %s: inline %d (driver) / %d (device), sync requests %d"
                              % (kind, c, inl, dinl, dev["sync"]))
@@ -726,7 +729,7 @@ def render(jpath, mdpath, svgdir, notes=None):
           + "; ".join(check) + ".")
     else:
         p("Check passed: inline completions and sync-queue requests appear only in `ours-sync`"
-          " (and `smp-ours-sync`).")
+          " (and `smp-ours-sync`, `smp-ours-sync-inband`).")
     p("")
 
     # ---- summary
@@ -774,6 +777,7 @@ def render(jpath, mdpath, svgdir, notes=None):
     for label in ("read MiB/s", "write MiB/s", "read kIOPS", "write kIOPS"):
         sline("fio-n", label, "smp-ours-sync", "smp-intree", smp_stats)
         sline("fio-1", label, "smp-ours-sync", "smp-intree", smp_stats)
+        sline("fio-n", label, "smp-ours-sync", "smp-ours-sync-inband", smp_stats)
     md.extend(summary or ["(no ratios: a configuration is missing)"])
     p("")
     if notes and os.path.exists(notes):
