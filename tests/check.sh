@@ -20,6 +20,9 @@ rm -rf "$logs"
 mkdir -p "$logs"
 export VFS_CACHE=${VFS_CACHE:-$HOME/.cache/virtio-fs-sync}
 
+# shellcheck source=tests/vm/counters.sh
+. "$repo/tests/vm/counters.sh"
+
 passed=0 failed=0
 failures=()
 t0=$SECONDS
@@ -235,6 +238,41 @@ t uml:ours-sync vm_suite sync uml:ours-sync --driver ours --sync on
 t uml:ours-sync0 vm_suite async uml:ours-sync0 --driver ours --sync off
 t uml:ours-nofeature vm_suite async uml:ours-nofeature --driver ours --dev-opts --sync-queues=0
 t uml:intree vm_suite none uml:intree --driver intree
+
+# kicks NAME channel|in-band RUNNER-ARGS...: the suite on sync queues, and
+# the kicks went the way asked: on each queue's own kick channel (the test
+# kernel's uml-virtio-kick-channel.patch with the device's offer, the
+# default) or in-band over the vhost-user socket (--no-kick-channel).
+kicks() {
+	local name=$1 want=$2 res=$logs/$1.results rc=0 line
+	shift 2
+	vm_suite sync "$name" --driver ours --sync on "$@" || rc=1
+	echo "# kicks ($want)"
+	grep -h "kicks " "$res/device.log" || { echo "no negotiation line in device.log"; return 1; }
+	case $want in
+	channel)
+		grep -q "kicks on per-queue channels" "$res/device.log" ||
+			{ echo "FAIL: kick channels not negotiated"; rc=1; }
+		# every sync queue was kicked on its channel, and saw requests
+		while read -r line; do
+			echo "$line"
+			case $line in
+			*" channel_kicks=0 "* | *" requests=0 "*) echo "FAIL: a sync queue without channel kicks"; rc=1 ;;
+			esac
+		done < <(grep 'type=sync' "$res/dev-stats")
+		grep -q 'type=sync' "$res/dev-stats" || { echo "FAIL: no sync queue"; rc=1; }
+		;;
+	in-band)
+		grep -q "kicks in-band" "$res/device.log" ||
+			{ echo "FAIL: in-band kicks not negotiated"; rc=1; }
+		[ "$(counter_sum "$res/dev-stats" . channel_kicks)" = 0 ] ||
+			{ echo "FAIL: kicks on a channel"; rc=1; }
+		;;
+	esac
+	return $rc
+}
+t uml:kick-channel kicks uml:kick-channel channel
+t uml:kick-inband kicks uml:kick-inband in-band --dev-opts --no-kick-channel
 
 # a task's O_DIRECT I/O completes inside the kick (FUSE_ASYNC_DIO not offered)
 t uml:direct-io-sync "$repo/tests/vm/run" --results "$logs/uml:direct-io-sync.results" \
@@ -547,6 +585,31 @@ per_cpu_sync() {
 for n in 2 4; do
 	t "uml-7.3:per-cpu-sync-cpus$n" per_cpu_sync $n
 done
+# kick_overlap NAME PAIRS N [DEVICE-OPTS...]: SMP UML 7.3, 2 vCPUs, a sync
+# queue each; one writer pinned per CPU, all at once, N O_DIRECT writes
+# each (tests/vm/scenarios/kick-overlap). The device's trace then shows whether
+# the requests of the two sync queues were in the device at the same time
+# (tests/vm/trace-overlap.py PAIRS: --min-pairs or --max-pairs). Over
+# per-queue kick channels they are; with in-band kicks (--no-kick-channel)
+# every kick waits for the one before under virtio_uml's device lock and
+# is served by the one socket thread, so no two intervals can overlap
+# (and the waiting CPU spins: fewer writes keep that row short).
+kick_overlap() {
+	local name=$1 pairs=$2 n=$3 tmp rc=0 res=$logs/$1.results
+	shift 3
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/vfs-overlap.XXXXXX")
+	"$repo/tests/vm/run" --kernel 7.3 --cpus 2 --sync-queues 2 --driver ours --sync on \
+		--results "$res" --dev-opts "--trace-file=$tmp/trace $*" -- \
+		"$repo/tests/vm/scenarios/kick-overlap" "$n" || rc=1
+	echo "# the device's trace"
+	python3 "$repo/tests/vm/trace-overlap.py" "$tmp/trace" "$pairs" || rc=1
+	mkdir -p "$res"
+	cp "$tmp/trace" "$res/dev-trace" 2>/dev/null
+	rm -rf "$tmp"
+	return $rc
+}
+t uml-7.3:kick-overlap kick_overlap uml-7.3:kick-overlap --min-pairs=1 2048
+t uml-7.3:kick-overlap-inband kick_overlap uml-7.3:kick-overlap-inband --max-pairs=0 256 --no-kick-channel
 
 # ab-in-guest.sh in UML (driver swapped by module load): results for every
 # configuration, inline completions in ours-sync only (tests/bench/ab-uml.sh).

@@ -22,6 +22,19 @@
 #   BENCH_QEMU_SIZE=...            their sizes (default quick)
 #   BENCH_QEMU_WORKLOADS=...       their workloads (default floor,unlink,smallfile,fio)
 #   BENCH_WORKLOADS=...            UML workloads (default all)
+#   BENCH_SMP_CONFIGS="..."        SMP UML 7.3 configurations (default
+#                                  "smp-intree smp-ours-sync
+#                                  smp-ours-sync-inband"; "" skips):
+#                                  in-tree virtiofs with a request queue per
+#                                  vCPU, virtio_fs_sync with a sync queue per
+#                                  vCPU, both over per-queue kick channels,
+#                                  and the latter with in-band kicks
+#                                  (device --no-kick-channel)
+#   BENCH_SMP_CPUS=N               their vCPUs (default 2)
+#   BENCH_SMP_WORKLOADS=...        their workloads (default fio: fio-1 and
+#                                  fio-n, one job per vCPU)
+#   BENCH_SMP_PIN_DEVICE=CPUS      taskset lists for their device and guest
+#   BENCH_SMP_PIN_GUEST=CPUS       (default unpinned: N vCPUs need N CPUs)
 #   BENCH_PIN_DEVICE=CPUS          taskset list for the device in UML boots
 #                                  (default 0; 0 on a 1-CPU host)
 #   BENCH_PIN_GUEST=CPUS           taskset list for UML (default 1: device and
@@ -65,6 +78,11 @@ configs=${BENCH_CONFIGS-tmpfs intree ours-async ours-sync}
 floor=${BENCH_FLOOR:-1}
 qemu_configs=${BENCH_QEMU_CONFIGS-q-intree q-ours q-intree-virtiofsd}
 qemu_size=${BENCH_QEMU_SIZE:-quick}
+smp_configs=${BENCH_SMP_CONFIGS-smp-intree smp-ours-sync smp-ours-sync-inband}
+smp_cpus=${BENCH_SMP_CPUS:-2}
+smp_workloads=${BENCH_SMP_WORKLOADS:-fio}
+smp_pin_device=${BENCH_SMP_PIN_DEVICE:-}
+smp_pin_guest=${BENCH_SMP_PIN_GUEST:-}
 qemu_workloads=${BENCH_QEMU_WORKLOADS:-floor,unlink,smallfile,fio}
 workloads=${BENCH_WORKLOADS:-floor,fio,unlink,smallfile,seq,build}
 # The device and the guest on different CPUs where there are two.
@@ -126,6 +144,11 @@ if [ -n "${configs// /}" ]; then
 	log "UML kernel ($flavor flavor; built on first use, about 10 minutes)"
 	linux=$("$repo/scripts/build-uml.sh" "$flavor") || { log "cannot build the UML kernel"; exit 1; }
 fi
+linux73=
+if [ -n "${smp_configs// /}" ]; then
+	log "SMP UML 7.3 kernel ($flavor flavor; built on first use, about 15 minutes)"
+	linux73=$("$repo/scripts/build-uml.sh" "$flavor" 7.3) || { log "cannot build the UML 7.3 kernel"; exit 1; }
+fi
 
 # 3. The run list: repeats outermost, so that drift spreads over configurations.
 raw=$bdir/runs/$name-$(date -u +%H%M%S)
@@ -140,12 +163,21 @@ uml_args() {
 		pd=${2%%:*}
 		pg=${2#*:}
 	fi
+	case $c in
+	smp-*)
+		pd=$smp_pin_device pg=$smp_pin_guest
+		# a sync queue and a request queue per vCPU (tests/vm/run's default)
+		printf '%s\n' --kernel 7.3 --cpus "$smp_cpus"
+		c=${c#smp-}
+		;;
+	esac
 	printf '%s\n' --substrate uml --flavor "$flavor" --pin-device "$pd" --pin-guest "$pg" --mem "$mem"
 	case $c in
 	tmpfs) printf '%s\n' --driver none ;;
 	intree) printf '%s\n' --driver intree ;;
 	ours-async) printf '%s\n' --driver ours --sync off ;;
 	ours-sync) printf '%s\n' --driver ours --sync on ;;
+	ours-sync-inband) printf '%s\n' --driver ours --sync on --dev-opts --no-kick-channel ;;
 	*) log "unknown configuration $c"; exit 2 ;;
 	esac
 }
@@ -172,6 +204,7 @@ for r in $(seq "$repeats"); do
 		for c in $configs; do [ "$c" = tmpfs ] || runs+=("floor $c $r"); done
 	fi
 	for c in $qemu_configs; do runs+=("qemu $c $r"); done
+	for c in $smp_configs; do runs+=("smp $c $r"); done
 	for c in intree ours-sync; do
 		[ "$r" -le "$probe_repeats" ] || continue
 		case " $configs " in *" $c "*) ;; *) continue ;; esac
@@ -180,7 +213,8 @@ for r in $(seq "$repeats"); do
 done
 total=${#runs[@]}
 log "$total boots: UML [$configs] x $repeats ($size, workloads $workloads)," \
-	"floor boots $floor, QEMU [$qemu_configs] ($qemu_size); raw runs in $raw"
+	"floor boots $floor, QEMU [$qemu_configs] ($qemu_size)," \
+	"SMP UML 7.3 [$smp_configs] x $smp_cpus vCPUs ($smp_workloads); raw runs in $raw"
 log "pinning (taskset -c): UML device $pin_device, guest $pin_guest;" \
 	"QEMU device ${qemu_pin_device:-unpinned}, guest ${qemu_pin_guest:-unpinned}; probes [$pin_probe]"
 
@@ -211,6 +245,10 @@ for run in "${runs[@]}"; do
 		mapfile -t args < <(qemu_args "$c")
 		gargs=(--size "$qemu_size" --workloads "$qemu_workloads")
 		;;
+	smp)
+		mapfile -t args < <(uml_args "$c")
+		gargs=(--size "$size" --workloads "$smp_workloads")
+		;;
 	esac
 	now=$(date +%s)
 	el=$((now - t_start))
@@ -231,7 +269,7 @@ print(json.dumps({"id": a[1], "kind": a[2], "config": a[3], "repeat": int(a[4]),
     "host_s": round(float(a[7]) - float(a[6]), 3), "load_before": a[8], "load_after": a[9],
     "uml_build_key": a[10], "driver_version": a[11], "dir": a[12], "run_args": a[13:]}))' \
 		"$id" "$kind" "$c" "$r" "$rc" "$t0" "$t1" "$load0" "$(loadavg)" \
-		"$(cat "$cache/uml/$flavor/.key" 2>/dev/null)" \
+		"$(if [ "$kind" = smp ]; then cat "$cache/uml/7.3/$flavor/.key"; else cat "$cache/uml/$flavor/.key"; fi 2>/dev/null)" \
 		"$(git -C "$repo" describe --always --dirty 2>/dev/null)" "$dir" \
 		"${args[@]}" -- "${gargs[@]}" >>"$manifest"
 done
@@ -246,6 +284,11 @@ done
 	echo "driver_version=$(git -C "$repo" describe --always --dirty 2>/dev/null)"
 	echo "driver_commit=$(git -C "$repo" rev-parse HEAD 2>/dev/null)"
 	echo "uml_kernel=$linux"
+	echo "uml73_kernel=$linux73"
+	echo "smp_cpus=$smp_cpus"
+	echo "smp_pin_device=$smp_pin_device"
+	echo "smp_pin_guest=$smp_pin_guest"
+	echo "smp_workloads=$smp_workloads"
 	echo "uml_flavor=$flavor"
 	echo "uml_fragments=$(cat "$repo/tests/vm/uml-base.config" "$repo/tests/vm/uml-$flavor.config" | grep '^CONFIG' | tr '\n' ' ')"
 	echo "fio_version=$(fio --version 2>/dev/null)"
@@ -263,7 +306,7 @@ done
 	echo "make_dir=$make_dir"
 	echo "tarball=$(basename "$tarball") $(stat -c %s "$tarball") bytes, $(tar -tzf "$tarball" | grep -vc '/$') files"
 	echo "device=tests/vhost-user-fs/vhost-user-fs, options from tests/vm/run: --request-queues=<vCPUs> --sync-queues=<vCPUs> (UML: 1 and 1), device defaults otherwise (cache=auto, no writeback, 1 worker); floor boots add --cache=never"
-	echo "command=make bench (BENCH_SIZE=$size BENCH_REPEATS=$repeats BENCH_PIN_DEVICE=$pin_device BENCH_PIN_GUEST=$pin_guest BENCH_QEMU_PIN_DEVICE=$qemu_pin_device BENCH_QEMU_PIN_GUEST=$qemu_pin_guest BENCH_FLAVOR=$flavor BENCH_CONFIGS='$configs' BENCH_QEMU_CONFIGS='$qemu_configs' BENCH_QEMU_SIZE=$qemu_size BENCH_WORKLOADS=$workloads BENCH_FLOOR=$floor BENCH_PIN_PROBE='$pin_probe' BENCH_PROBE_REPEATS=$probe_repeats BENCH_MAKE_DIR=$make_dir)"
+	echo "command=make bench (BENCH_SIZE=$size BENCH_REPEATS=$repeats BENCH_PIN_DEVICE=$pin_device BENCH_PIN_GUEST=$pin_guest BENCH_QEMU_PIN_DEVICE=$qemu_pin_device BENCH_QEMU_PIN_GUEST=$qemu_pin_guest BENCH_FLAVOR=$flavor BENCH_CONFIGS='$configs' BENCH_QEMU_CONFIGS='$qemu_configs' BENCH_QEMU_SIZE=$qemu_size BENCH_SMP_CONFIGS='$smp_configs' BENCH_SMP_CPUS=$smp_cpus BENCH_SMP_WORKLOADS=$smp_workloads BENCH_SMP_PIN_DEVICE=$smp_pin_device BENCH_SMP_PIN_GUEST=$smp_pin_guest BENCH_WORKLOADS=$workloads BENCH_FLOOR=$floor BENCH_PIN_PROBE='$pin_probe' BENCH_PROBE_REPEATS=$probe_repeats BENCH_MAKE_DIR=$make_dir)"
 	echo "wall_s=$(($(date +%s) - t_start))"
 } >"$raw/env"
 

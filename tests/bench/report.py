@@ -433,8 +433,10 @@ def render(jpath, mdpath, svgdir, notes=None):
     uml_configs = []
     qemu_configs = []
     probe_configs = []
+    smp_configs = []
     for r in runs:
-        lst = {"qemu": qemu_configs, "probe": probe_configs}.get(r["kind"], uml_configs)
+        lst = {"qemu": qemu_configs, "probe": probe_configs,
+               "smp": smp_configs}.get(r["kind"], uml_configs)
         if r["config"] not in lst:
             lst.append(r["config"])
 
@@ -443,7 +445,7 @@ def render(jpath, mdpath, svgdir, notes=None):
     for r in runs:
         for ln in r.get("lines", []):
             if ln.get("phase") == "env":
-                sizes.setdefault(r["kind"] if r["kind"] == "qemu" else "uml", ln.get("size"))
+                sizes.setdefault(r["kind"] if r["kind"] in ("qemu", "smp") else "uml", ln.get("size"))
 
     p("# virtio-fs-sync A/B benchmark: %s" % os.path.splitext(os.path.basename(mdpath))[0])
     p("")
@@ -520,11 +522,11 @@ def render(jpath, mdpath, svgdir, notes=None):
         body = []
         allstats = {}
         for label, unit, better, get, rkind in rows:
-            if kind in ("qemu", "probe") and rkind == "floor":
+            if kind in ("qemu", "probe", "smp") and rkind == "floor":
                 continue  # no cache=never boots there
             if kind == "qemu" and unit == "getppid() costs":
                 continue  # syscalls are not trapped there: no drift to cancel
-            k = kind if kind in ("qemu", "probe") else rkind
+            k = kind if kind in ("qemu", "probe", "smp") else rkind
             st = {}
             for c in configs:
                 if k == "floor" and c == "tmpfs":
@@ -632,6 +634,47 @@ def render(jpath, mdpath, svgdir, notes=None):
             q_stats[wid] = table("qemu", qemu_configs, wid, title, rows, ratios)
         cpu_time_table(p, "qemu", qemu_configs, runs_of, "QEMU boots")
 
+    # ---- SMP UML 7.3
+    smp_stats = {}
+    if smp_configs:
+        p("## SMP User-Mode Linux 7.3, %s vCPUs, per-queue kick channels, %s sizes"
+          % (env.get("smp_cpus", "?"), sizes.get("smp", "?")))
+        p("")
+        p("UML 7.3 with `ncpus=%s seccomp=on`, the test kernel's per-queue kick channels "
+          "(`tests/vm/patches/7.3/uml-virtio-kick-channel.patch`, negotiated with the "
+          "reference device). `smp-intree` = in-tree virtiofs with one request queue per "
+          "vCPU; `smp-ours-sync` = virtio_fs_sync with one sync queue (and one request "
+          "queue) per vCPU; `smp-ours-sync-inband` = the same with the stock in-band kicks "
+          "(device `--no-kick-channel`: every kick of the device under one lock, on one "
+          "socket). Pinning (taskset -c): device %s, guest %s."
+          % (env.get("smp_cpus", "?"), "`%s`" % env["smp_pin_device"] if env.get("smp_pin_device") else "unpinned",
+             "`%s`" % env["smp_pin_guest"] if env.get("smp_pin_guest") else "unpinned"))
+        p("")
+        ratios = [(a, b) for a, b in (("smp-ours-sync", "smp-intree"),
+                                      ("smp-ours-sync", "smp-ours-sync-inband"))
+                  if a in smp_configs and b in smp_configs]
+        for wid, title, rows in workloads():
+            if wid in ("fio-1", "fio-n"):
+                smp_stats[wid] = table("smp", smp_configs, wid, title, rows, ratios)
+        p("| config | boots | device: channel kicks | device: sync requests | device: sync inline "
+          "| device busy time, sync queues, s (median of boots, per queue) |")
+        p("| --- | --- | --- | --- | --- | --- |")
+        for c in smp_configs:
+            rs = runs_of("smp", c)
+            kicks = sum(q.get("channel_kicks", 0) for r in rs for q in r.get("dev_stats", []))
+            sreq = sum(q.get("requests", 0) for r in rs for q in r.get("dev_stats", [])
+                       if q.get("type") == "sync")
+            sinl = sum(q.get("inline", 0) for r in rs for q in r.get("dev_stats", [])
+                       if q.get("type") == "sync")
+            busy = {}
+            for r in rs:
+                for q in r.get("dev_stats", []):
+                    if q.get("type") == "sync":
+                        busy.setdefault(q.get("queue"), []).append(q.get("busy_ns", 0) / 1e9)
+            bcol = ", ".join("%s: %s" % (k, fmt(stats3(v)[0])) for k, v in sorted(busy.items())) or "-"
+            p("| %s | %d | %d | %d | %d | %s |" % (c, len(rs), kicks, sreq, sinl, bcol))
+        p("")
+
     # ---- counters
     p("## Counters: where the sync path ran")
     p("")
@@ -642,8 +685,8 @@ def render(jpath, mdpath, svgdir, notes=None):
       "| driver: fallback | device: requests hiprio / request / sync | device: inline | device: late |")
     p("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     check = []
-    for kind in ("main", "floor", "qemu"):
-        cfgs = qemu_configs if kind == "qemu" else uml_configs
+    for kind in ("main", "floor", "qemu", "smp"):
+        cfgs = {"qemu": qemu_configs, "smp": smp_configs}.get(kind, uml_configs)
         for c in cfgs:
             rs = [r for r in runs if r["kind"] == kind and r["config"] == c]
             if not rs:
@@ -674,7 +717,7 @@ def render(jpath, mdpath, svgdir, notes=None):
             p("| %s (%d) | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 kind, len(rs), c, dcol, inl if has_drv else "-", dfr if has_drv else "-",
                 fb if has_drv else "-", vcol, dinl if has_dev else "-", dlate if has_dev else "-"))
-            should = c == "ours-sync"
+            should = c in ("ours-sync", "smp-ours-sync", "smp-ours-sync-inband")
             if (inl > 0 or dinl > 0 or dev["sync"] > 0) != should and (has_drv or has_dev):
                 check.append("%s %s: inline %d (driver) / %d (device), sync requests %d"
                              % (kind, c, inl, dinl, dev["sync"]))
@@ -685,7 +728,8 @@ def render(jpath, mdpath, svgdir, notes=None):
         p("**Check failed: the sync path ran where it should not, or not where it should:** "
           + "; ".join(check) + ".")
     else:
-        p("Check passed: inline completions and sync-queue requests appear only in `ours-sync`.")
+        p("Check passed: inline completions and sync-queue requests appear only in `ours-sync`"
+          " (and `smp-ours-sync`, `smp-ours-sync-inband`).")
     p("")
 
     # ---- summary
@@ -730,6 +774,10 @@ def render(jpath, mdpath, svgdir, notes=None):
                        ("smallfile-n", "stat/s"), ("fio-n", "read MiB/s")):
         for a, b in (("q-ours", "q-intree"), ("q-intree", "q-intree-virtiofsd")):
             sline(wid, label, a, b, q_stats)
+    for label in ("read MiB/s", "write MiB/s", "read kIOPS", "write kIOPS"):
+        sline("fio-n", label, "smp-ours-sync", "smp-intree", smp_stats)
+        sline("fio-1", label, "smp-ours-sync", "smp-intree", smp_stats)
+        sline("fio-n", label, "smp-ours-sync", "smp-ours-sync-inband", smp_stats)
     md.extend(summary or ["(no ratios: a configuration is missing)"])
     p("")
     if notes and os.path.exists(notes):

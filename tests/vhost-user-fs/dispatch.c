@@ -4,14 +4,20 @@
  *
  * Locking: each queue's ->lock covers its ring and state; a worker holds it
  * only to pop a chain or publish a used entry, never across the FUSE
- * operation. A sync queue is only ever processed by the vhost-user thread,
- * which keeps the lock across the whole batch: nobody else waits on it.
- * The pool lock covers the run list and nothing else.
+ * operation. A sync queue is processed by the vhost-user thread or, with a
+ * kick channel, by its handler thread; either keeps the lock across the
+ * whole batch, so the other (kicks come from one guest CPU at a time) waits
+ * at most for that batch. The pool lock covers the run list and nothing
+ * else.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "dispatch.h"
 #include "fuse_server.h"
@@ -21,11 +27,14 @@
 struct fsq_stats {
 	uint64_t requests, inline_done, late, errors, bytes_in, bytes_out;
 	uint64_t calls;		/* used-buffer notifications sent */
+	uint64_t channel_kicks;	/* kicks read from the queue's kick channel */
+	uint64_t busy_ns;	/* CLOCK_MONOTONIC time spent processing chains */
 	enum fsq_type type;
 	bool started;
 };
 
 static struct fsq_stats stats[FS_MAX_QUEUES];
+static int trace_fd = -1;	/* --trace-file, opened before any thread */
 
 static struct {
 	pthread_mutex_t lock;
@@ -61,7 +70,7 @@ void dispatch__stats_print(FILE *f)
 
 		if (!__atomic_load_n(&s->started, __ATOMIC_ACQUIRE))
 			continue;
-		fprintf(f, "queue=%u type=%s requests=%llu inline=%llu late=%llu errors=%llu bytes_in=%llu bytes_out=%llu calls=%llu\n",
+		fprintf(f, "queue=%u type=%s requests=%llu inline=%llu late=%llu errors=%llu bytes_in=%llu bytes_out=%llu calls=%llu channel_kicks=%llu busy_ns=%llu\n",
 			i, type_names[s->type],
 			(unsigned long long)__atomic_load_n(&s->requests, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->inline_done, __ATOMIC_RELAXED),
@@ -69,7 +78,9 @@ void dispatch__stats_print(FILE *f)
 			(unsigned long long)__atomic_load_n(&s->errors, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->bytes_in, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->bytes_out, __ATOMIC_RELAXED),
-			(unsigned long long)__atomic_load_n(&s->calls, __ATOMIC_RELAXED));
+			(unsigned long long)__atomic_load_n(&s->calls, __ATOMIC_RELAXED),
+			(unsigned long long)__atomic_load_n(&s->channel_kicks, __ATOMIC_RELAXED),
+			(unsigned long long)__atomic_load_n(&s->busy_ns, __ATOMIC_RELAXED));
 	}
 	fflush(f);
 }
@@ -218,14 +229,49 @@ static void fault_reply(enum fault f, struct fuse_ctx *ctx, size_t *len)
 	}
 }
 
+int dispatch__trace_open(const char *path)
+{
+	trace_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
+			0644);
+	return trace_fd < 0 ? -errno : 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+/*
+ * One line per chain, written whole with O_APPEND, so that lines of
+ * several threads never mix. Times are CLOCK_MONOTONIC nanoseconds.
+ */
+static void trace_chain(unsigned int index, const struct fuse_ctx *ctx,
+			size_t in_len, uint64_t start, uint64_t end)
+{
+	const struct fuse_in_header *ih = (const void *)ctx->in;
+	char line[160];
+	int n;
+
+	n = snprintf(line, sizeof(line),
+		     "queue=%u type=%s tid=%d opcode=%u start=%llu end=%llu\n",
+		     index, type_names[stats[index].type], (int)gettid(),
+		     in_len >= sizeof(*ih) ? ih->opcode : 0,
+		     (unsigned long long)start, (unsigned long long)end);
+	if (n > 0 && write(trace_fd, line, n) < 0)
+		trace_fd = -1;
+}
+
 /*
  * Runs one chain through the FUSE server. The request is gathered into the
  * thread's buffer and the reply scattered back; a chain too short for a
  * reply header gets nothing written. *fault says how to misreport it.
  */
-static uint32_t process_chain(struct fs_dev *dev, struct fuse_ctx *ctx,
-			      struct vring_elem *e, struct fsq_stats *s,
-			      enum fault *fault)
+static uint32_t process_chain_timed(struct fs_dev *dev, struct fuse_ctx *ctx,
+				    struct vring_elem *e, struct fsq_stats *s,
+				    enum fault *fault)
 {
 	size_t in_len, out_len, copied;
 	int error = 0;
@@ -260,6 +306,22 @@ static uint32_t process_chain(struct fs_dev *dev, struct fuse_ctx *ctx,
 	default:
 		return out_len;
 	}
+}
+
+/* process_chain_timed, with the time it took in busy_ns and the trace. */
+static uint32_t process_chain(struct fs_dev *dev, struct fuse_ctx *ctx,
+			      struct vring_elem *e, struct fsq_stats *s,
+			      enum fault *fault)
+{
+	uint64_t start = now_ns(), end;
+	uint32_t len;
+
+	len = process_chain_timed(dev, ctx, e, s, fault);
+	end = now_ns();
+	STAT_ADD(s->busy_ns, end - start);
+	if (trace_fd >= 0)
+		trace_chain(s - stats, ctx, e->rd_len, start, end);
+	return len;
 }
 
 /*
@@ -353,7 +415,7 @@ static struct fs_queue *pool_take(void)
 	return q;
 }
 
-static void sync_process(struct fs_queue *q)
+static void sync_process(struct fs_queue *q, struct fuse_ctx *ctx)
 {
 	struct fs_dev *dev = q->dev;
 	struct fsq_stats *s = &stats[q->index];
@@ -376,8 +438,11 @@ static void sync_process(struct fs_queue *q)
 
 			if (defer_locked(q, &e))
 				continue;
-			len = process_chain(dev, dev->ctx, &e, s, &fault);
+			len = process_chain(dev, ctx, &e, s, &fault);
 			complete_chain_locked(q, e.head, len, fault);
+			/* a device gone away answers no kick either */
+			if (fault == FAULT_CLOSE && q->channel)
+				shutdown(q->kick_fd, SHUT_RDWR);
 			STAT_ADD(s->inline_done, 1);
 			done++;
 		}
@@ -406,7 +471,18 @@ out:
 void dispatch__kick(struct fs_queue *q)
 {
 	if (q->type == FSQ_SYNC)
-		sync_process(q);
+		sync_process(q, q->dev->ctx);
+	else
+		pool_post(q);
+}
+
+void dispatch__channel_kick(struct fs_queue *q, struct fuse_ctx *ctx)
+{
+	STAT_ADD(stats[q->index].channel_kicks, 1);
+	if (!dispatch__runnable(q))
+		return;
+	if (q->type == FSQ_SYNC)
+		sync_process(q, ctx);
 	else
 		pool_post(q);
 }

@@ -2,9 +2,10 @@
 /*
  * The device: queues, their types, who processes them and when.
  *
- * A sync queue is processed on the thread that reads the in-band kick, and
- * the kick is acknowledged only afterwards. Every other queue is handed to
- * the worker pool and its kick is acknowledged at once.
+ * A sync queue is processed on the thread that reads the kick (the
+ * vhost-user thread for in-band kicks, the queue's own handler thread for a
+ * kick channel), and the kick is acknowledged only afterwards. Every other
+ * queue is handed to the worker pool and its kick is acknowledged at once.
  */
 #ifndef VHOST_USER_FS_DISPATCH_H
 #define VHOST_USER_FS_DISPATCH_H
@@ -46,6 +47,14 @@ struct fs_queue {
 
 	/* owned by the vhost-user thread */
 	int kick_fd, call_fd, err_fd;
+	/*
+	 * KICK_CHANNEL: kick_fd is the queue's kick channel, read by
+	 * chan_thread with chan_ctx from start until it is joined. The
+	 * vhost-user thread sets these only while no handler runs.
+	 */
+	bool channel;
+	pthread_t chan_thread;
+	struct fuse_ctx *chan_ctx;
 
 	/* protected by the pool lock */
 	bool queued;
@@ -77,11 +86,15 @@ bool dispatch__runnable(struct fs_queue *q);
  * processed and published on return; the caller acknowledges afterwards.
  */
 void dispatch__kick(struct fs_queue *q);
+/* The same on a queue's handler thread, with that thread's context. */
+void dispatch__channel_kick(struct fs_queue *q, struct fuse_ctx *ctx);
 /* Wait until no worker holds a chain of q; it is not run again until resumed. */
 void dispatch__pause(struct fs_queue *q);
 void dispatch__resume(struct fs_queue *q);
 void dispatch__stats_print(FILE *f);
 void dispatch__stats_started(struct fs_queue *q);
+/* --trace-file: one line per processed chain; 0 or -errno. */
+int dispatch__trace_open(const char *path);
 
 /* Provided by the vhost-user layer. */
 int vhost_user__signal(struct fs_dev *dev, unsigned int index, bool may_block);

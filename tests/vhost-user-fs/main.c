@@ -78,6 +78,10 @@ static void usage(FILE *f)
 "                         reply of that kind (README: fault injection)\n"
 "  --stats                print per-queue counters to stderr at exit\n"
 "  --stats-file=FILE      write them to FILE at exit and on SIGUSR1\n"
+"  --trace-file=FILE      one line per processed request: queue, thread,\n"
+"                         opcode, CLOCK_MONOTONIC start and end in ns\n"
+"  --no-kick-channel      do not offer the per-queue kick channels (the\n"
+"                         project's vhost-user extension, bit 62)\n"
 "  --persistent           keep serving new frontends after a disconnect\n"
 "  --sandbox=namespace|chroot|none  namespaces and pivot_root into the\n"
 "                         share (default), chroot only, or nothing; the\n"
@@ -146,7 +150,7 @@ enum {
 	O_XATTR, O_NOXATTR, O_RQ, O_SQ, O_SBIT, O_WORKERS, O_QSIZE, O_STATS,
 	O_STATSFILE, O_PERSIST, O_HELP, O_FDCACHE, O_DEBUG, O_SYNCLATE,
 	O_FAULTS, O_SANDBOX, O_SECCOMP, O_TESTSYSCALL, O_BTIMEOUT,
-	O_MAXFILES, O_XPREFIX, O_ALLOWDEV, O_CFGSIZE,
+	O_MAXFILES, O_XPREFIX, O_ALLOWDEV, O_CFGSIZE, O_TRACEFILE, O_NOKICKCHAN,
 };
 
 static void parse_args(int argc, char **argv)
@@ -169,6 +173,8 @@ static void parse_args(int argc, char **argv)
 		{ "fd-cache", required_argument, NULL, O_FDCACHE },
 		{ "stats", no_argument, NULL, O_STATS },
 		{ "stats-file", required_argument, NULL, O_STATSFILE },
+		{ "trace-file", required_argument, NULL, O_TRACEFILE },
+		{ "no-kick-channel", no_argument, NULL, O_NOKICKCHAN },
 		{ "persistent", no_argument, NULL, O_PERSIST },
 		{ "debug", no_argument, NULL, O_DEBUG },
 		{ "sync-late", required_argument, NULL, O_SYNCLATE },
@@ -252,6 +258,12 @@ static void parse_args(int argc, char **argv)
 			break;
 		case O_STATSFILE:
 			opt.stats_file = optarg;
+			break;
+		case O_TRACEFILE:
+			opt.trace_file = optarg;
+			break;
+		case O_NOKICKCHAN:
+			opt.no_kick_channel = true;
 			break;
 		case O_PERSIST:
 			opt.persistent = true;
@@ -467,6 +479,11 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	/* host paths: opened before the sandbox takes the host away */
+	if (opt.trace_file && dispatch__trace_open(opt.trace_file)) {
+		fprintf(stderr, "vhost-user-fs: %s: %m\n", opt.trace_file);
+		return 1;
+	}
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
@@ -488,6 +505,7 @@ int main(int argc, char **argv)
 		perror("vhost-user-fs: signalfd");
 		goto fail;
 	}
+
 	srv = fuse_server__new(&opt);
 	if (!srv || sandbox__lock(&opt))
 		goto fail;

@@ -14,6 +14,7 @@ struct options {
 	const char *tag;
 	const char *stats_file;
 	const char *xattr_prefix;	/* guest xattr names live under it */
+	const char *trace_file;
 	bool readonly;
 	bool writeback;
 	bool xattr;
@@ -25,6 +26,7 @@ struct options {
 	/* set by the sandbox: the working directory is /proc/self/fd */
 	bool proc_is_cwd;
 	bool allow_devices;		/* MKNOD of block and char devices */
+	bool no_kick_channel;
 	enum cache_mode cache;
 	enum sandbox_mode sandbox;
 	enum seccomp_mode seccomp;

@@ -264,6 +264,7 @@ static const int allowed[] = {
 #endif
 	SYS_recvmsg, SYS_sendmsg,
 	SYS_sendto, SYS_recvfrom, SYS_accept4, SYS_shutdown, SYS_eventfd2,
+	SYS_getsockopt,		/* a kick channel must be a stream socket */
 	SYS_pread64, SYS_pwrite64, SYS_preadv, SYS_pwritev,
 #ifdef SYS_preadv2
 	SYS_preadv2, SYS_pwritev2,

@@ -5,11 +5,18 @@
  * One thread reads the frontend's socket. It also reads kick eventfds, and
  * runs sync queues itself when their in-band kick arrives, so that the
  * acknowledgement follows the published used entries.
+ *
+ * With the project's KICK_CHANNEL extension each queue's kick fd is a
+ * stream socket of its own, read by a handler thread of that queue: a
+ * kick is 8 bytes from the frontend, answered with an 8-byte status (0)
+ * once a sync queue's buffers are published (at once for other queues),
+ * so kicks of different queues do not wait for each other.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +73,12 @@ enum {
 #define PF_BACKEND_REQ		5
 #define PF_CONFIG		9
 #define PF_INBAND_NOTIFICATIONS	14
+/*
+ * Not in the vhost-user specification: the virtio-fs-sync project's own
+ * extension between its UML test kernels (tests/vm/patches/) and this
+ * device, for test hosts only. SET_VRING_KICK carries a stream socket.
+ */
+#define PF_KICK_CHANNEL		62
 
 #define BIT(n)			(1ULL << (n))
 #define OFFERED_PROTOCOL	(BIT(PF_MQ) | BIT(PF_REPLY_ACK) | \
@@ -139,6 +152,18 @@ static bool proto(struct fs_dev *dev, int bit)
 	return dev->protocol_features & BIT(bit);
 }
 
+static uint64_t offered_protocol(struct fs_dev *dev)
+{
+	return OFFERED_PROTOCOL |
+		(dev->opt->no_kick_channel ? 0 : BIT(PF_KICK_CHANNEL));
+}
+
+/* Kicks that the device sees and answers: the only way to be synchronous. */
+static bool sync_kicks(struct fs_dev *dev)
+{
+	return proto(dev, PF_INBAND_NOTIFICATIONS) || proto(dev, PF_KICK_CHANNEL);
+}
+
 static uint64_t offered_features(struct fs_dev *dev)
 {
 	uint64_t f = BIT(F_VERSION_1) | BIT(F_INDIRECT_DESC) |
@@ -149,8 +174,7 @@ static uint64_t offered_features(struct fs_dev *dev)
 	 * once we know the frontend lacks in-band kicks, nothing can be
 	 * synchronous, so stop offering the bit.
 	 */
-	if (dev->opt->sync_queues &&
-	    (!dev->protocol_known || proto(dev, PF_INBAND_NOTIFICATIONS)))
+	if (dev->opt->sync_queues && (!dev->protocol_known || sync_kicks(dev)))
 		f |= BIT(dev->opt->sync_bit);
 	return f;
 }
@@ -159,7 +183,7 @@ static bool sync_possible(struct fs_dev *dev)
 {
 	if (!dev->opt->sync_queues)
 		return false;
-	if (dev->protocol_known && !proto(dev, PF_INBAND_NOTIFICATIONS))
+	if (dev->protocol_known && !sync_kicks(dev))
 		return false;
 	if (dev->features && !(dev->features & BIT(dev->opt->sync_bit)))
 		return false;
@@ -515,8 +539,7 @@ static void refresh_types(struct fs_dev *dev)
 {
 	unsigned int i;
 
-	dev->sync_active = dev->opt->sync_queues &&
-		proto(dev, PF_INBAND_NOTIFICATIONS) &&
+	dev->sync_active = dev->opt->sync_queues && sync_kicks(dev) &&
 		(dev->features & BIT(dev->opt->sync_bit));
 	for (i = 0; i < FS_MAX_QUEUES; i++) {
 		struct fs_queue *q = &dev->q[i];
@@ -608,20 +631,84 @@ static int set_vring_base(struct fs_dev *dev, struct vu_msg *m)
 	return 0;
 }
 
+/* ---- kick channels ---- */
+
+static void *channel_main(void *arg)
+{
+	struct fs_queue *q = arg;
+	uint64_t kick, status = 0;
+
+	/* the content of a kick does not matter: the channel is the queue */
+	while (!read_full(q->kick_fd, &kick, sizeof(kick))) {
+		dispatch__channel_kick(q, q->chan_ctx);
+		if (write_full(q->kick_fd, &status, sizeof(status)))
+			break;
+	}
+	return NULL;
+}
+
+/* Takes the fd: q->kick_fd becomes a channel with its handler thread. */
+static int channel_start(struct fs_queue *q, int fd)
+{
+	int err, type = 0;
+	socklen_t len = sizeof(type);
+
+	/* only a stream socket can be shut down to stop its reader */
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) ||
+	    type != SOCK_STREAM) {
+		fprintf(stderr, "vhost-user-fs: queue %u: the kick channel is not a stream socket\n",
+			q->index);
+		close(fd);
+		return -1;
+	}
+	if (!q->chan_ctx)
+		q->chan_ctx = fuse_ctx__new();
+	if (!q->chan_ctx) {
+		close(fd);
+		return -1;
+	}
+	q->kick_fd = fd;
+	q->channel = true;
+	err = pthread_create(&q->chan_thread, NULL, channel_main, q);
+	if (err) {
+		fprintf(stderr, "vhost-user-fs: queue %u: no handler thread: %s\n",
+			q->index, strerror(err));
+		q->channel = false;
+		close(fd);
+		q->kick_fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Ends the queue's handler thread, if any, and closes the kick fd. Must
+ * not be called with q->lock held: the handler may be waiting for it.
+ */
+static void kick_fd_close(struct fs_queue *q)
+{
+	if (q->channel) {
+		shutdown(q->kick_fd, SHUT_RDWR);
+		pthread_join(q->chan_thread, NULL);
+		q->channel = false;
+	}
+	if (q->kick_fd >= 0)
+		close(q->kick_fd);
+	q->kick_fd = -1;
+}
+
 static int get_vring_base(struct fs_dev *dev, struct vu_msg *m)
 {
 	struct fs_queue *q = queue_of(dev, m->state.index);
 	struct vu_state st = { m->state.index, 0 };
 
 	if (q) {
+		kick_fd_close(q);
 		dispatch__pause(q);
 		pthread_mutex_lock(&q->lock);
 		q->stopped = true;
 		st.num = q->addr_set ? q->vr.last_avail_idx : q->base;
 		q->base = st.num;
-		if (q->kick_fd >= 0)
-			close(q->kick_fd);
-		q->kick_fd = -1;
 		pthread_mutex_unlock(&q->lock);
 		dispatch__resume(q);
 	}
@@ -654,14 +741,18 @@ static int set_vring_kick(struct fs_dev *dev, struct vu_msg *m)
 
 	if (!q)
 		return -1;
-	if (q->kick_fd >= 0)
-		close(q->kick_fd);
-	q->kick_fd = fd;
+	kick_fd_close(q);
 	pthread_mutex_lock(&q->lock);
 	q->stopped = false;
 	if (!(dev->features & BIT(F_PROTOCOL_FEATURES)))
 		q->enabled = true;
 	pthread_mutex_unlock(&q->lock);
+	if (fd >= 0 && proto(dev, PF_KICK_CHANNEL)) {
+		if (channel_start(q, fd))
+			return -1;
+	} else {
+		q->kick_fd = fd;
+	}
 	if (dispatch__runnable(q))
 		dispatch__kick(q);
 	return 0;
@@ -773,18 +864,18 @@ static void dev_reset(struct fs_dev *dev)
 {
 	unsigned int i;
 
+	for (i = 0; i < FS_MAX_QUEUES; i++)
+		kick_fd_close(&dev->q[i]);
 	pause_all(dev);
 	for (i = 0; i < FS_MAX_QUEUES; i++) {
 		struct fs_queue *q = &dev->q[i];
 
 		pthread_mutex_lock(&q->lock);
-		if (q->kick_fd >= 0)
-			close(q->kick_fd);
 		if (q->call_fd >= 0)
 			close(q->call_fd);
 		if (q->err_fd >= 0)
 			close(q->err_fd);
-		q->kick_fd = q->call_fd = q->err_fd = -1;
+		q->call_fd = q->err_fd = -1;
 		q->addr_set = q->enabled = q->stopped = false;
 		q->num = 0;
 		q->base = 0;
@@ -814,10 +905,13 @@ static int handle_msg(struct fs_dev *dev, struct vu_msg *m)
 	case VU_SET_FEATURES:
 		dev->features = m->u64;
 		refresh_types(dev);
-		fprintf(stderr, "vhost-user-fs: features 0x%llx, protocol features 0x%llx: sync queues %s\n",
+		fprintf(stderr, "vhost-user-fs: features 0x%llx, protocol features 0x%llx: sync queues %s, kicks %s\n",
 			(unsigned long long)dev->features,
 			(unsigned long long)dev->protocol_features,
-			dev->sync_active ? "active" : "inactive");
+			dev->sync_active ? "active" : "inactive",
+			proto(dev, PF_KICK_CHANNEL) ? "on per-queue channels" :
+			proto(dev, PF_INBAND_NOTIFICATIONS) ? "in-band" :
+			"by eventfd");
 		return 1;
 	case VU_SET_OWNER:
 		return 1;
@@ -825,9 +919,9 @@ static int handle_msg(struct fs_dev *dev, struct vu_msg *m)
 		dev_reset(dev);
 		return 1;
 	case VU_GET_PROTOCOL_FEATURES:
-		return reply_u64(dev, m, OFFERED_PROTOCOL) ? -1 : 0;
+		return reply_u64(dev, m, offered_protocol(dev)) ? -1 : 0;
 	case VU_SET_PROTOCOL_FEATURES:
-		dev->protocol_features = m->u64 & OFFERED_PROTOCOL;
+		dev->protocol_features = m->u64 & offered_protocol(dev);
 		dev->protocol_known = true;
 		refresh_types(dev);
 		return 1;
@@ -908,7 +1002,8 @@ int vhost_user__serve(struct fs_dev *dev, int sock, int extra_fd,
 		pfd[n].fd = extra_fd;
 		pfd[n++].events = POLLIN;
 		for (i = 0; i < FS_MAX_QUEUES; i++) {
-			if (dev->q[i].kick_fd < 0)
+			/* a kick channel has a reader of its own */
+			if (dev->q[i].kick_fd < 0 || dev->q[i].channel)
 				continue;
 			qmap[n] = i;
 			pfd[n].fd = dev->q[i].kick_fd;

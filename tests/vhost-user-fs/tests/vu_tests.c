@@ -4,7 +4,8 @@
  * way User-Mode Linux's virtio_uml does (in-band kicks acknowledged with
  * REPLY_ACK, completions as VRING_CALL on a pipe), so the sync contract
  * can be checked on the host: when the acknowledgement of a sync queue's
- * kick arrives, the used entry must already be there.
+ * kick arrives, the used entry must already be there. Then the same over
+ * the project's per-queue kick channels (protocol feature 62).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,11 +40,13 @@ struct hdr {
 
 static char dir[] = "/tmp/vufs-vu-XXXXXX";
 static char sock_path[300], stats_path[300], share[300], daemon_path[300];
+static char trace_path[300];
 static pid_t daemon_pid;
 static int sock = -1, pipe_rd = -1, memfd = -1;
 static uint8_t *mem;
 static uint16_t avail_idx[3];
 static uint64_t unique = 100;
+static int chan[3] = { -1, -1, -1 };	/* our ends of the kick channels */
 
 static int send_msg(uint32_t req, uint32_t flags, const void *p, uint32_t size,
 		    int fd)
@@ -125,6 +128,7 @@ static void start_daemon(void)
 		return;
 	snprintf(sock_path, sizeof(sock_path), "%s/sock", dir);
 	snprintf(stats_path, sizeof(stats_path), "%s/stats", dir);
+	snprintf(trace_path, sizeof(trace_path), "%s/trace", dir);
 	snprintf(share, sizeof(share), "%s/share", dir);
 	mkdir(share, 0755);
 	daemon_pid = fork();
@@ -135,9 +139,10 @@ static void start_daemon(void)
 		snprintf(a[0], sizeof(a[0]), "--socket-path=%s", sock_path);
 		snprintf(a[1], sizeof(a[1]), "--shared-dir=%s", share);
 		snprintf(a[2], sizeof(a[2]), "--stats-file=%s", stats_path);
+		snprintf(a[3], sizeof(a[3]), "--trace-file=%s", trace_path);
 		if (!getenv("VUFS_TEST_VERBOSE"))
 			dup2(null, 2);
-		execl(daemon_path, daemon_path, a[0], a[1], a[2],
+		execl(daemon_path, daemon_path, a[0], a[1], a[2], a[3],
 		      "--persistent", "--sync-queues=1", "--request-queues=1",
 		      extra_arg, (char *)NULL);
 		_exit(127);
@@ -215,9 +220,13 @@ static bool pipe_has_call(unsigned int q, int timeout_ms)
 	return m.h.request == 4 && !(m.h.flags & NEED_REPLY) && m.idx == q;
 }
 
+#define PF_KICK_CHANNEL	(1ULL << 62)
+/* what t_handshake negotiates: in-band kicks unless a test asks for more */
+static uint64_t want_pf = (1 << 3) | (1 << 5) | (1 << 9) | (1 << 14);
+
 static void t_handshake(void)
 {
-	uint64_t f, pf, want_pf = (1 << 3) | (1 << 5) | (1 << 9) | (1 << 14);
+	uint64_t f, pf;
 	int fds[2];
 
 	start_daemon();
@@ -231,6 +240,7 @@ static void t_handshake(void)
 	CHECK(f & (1ULL << 28) && f & (1ULL << 29));
 	pf = get_u64(15);
 	CHECK((pf & want_pf) == want_pf);
+	CHECK(pf & PF_KICK_CHANNEL);			/* offered by default */
 	CHECK(acked(16, &want_pf, 8, -1) == 0);
 	CHECK(pipe2(fds, O_CLOEXEC) == 0);
 	pipe_rd = fds[0];
@@ -424,7 +434,7 @@ static void t_exit_and_stats(void)
 	CHECK(fd >= 0);
 	CHECK(read(fd, buf, sizeof(buf) - 1) > 0);
 	close(fd);
-	CHECK(strstr(buf, "queue=0 type=hiprio requests=0 inline=0 late=0 errors=0 bytes_in=0 bytes_out=0 calls=0\n"));
+	CHECK(strstr(buf, "queue=0 type=hiprio requests=0 inline=0 late=0 errors=0 bytes_in=0 bytes_out=0 calls=0 channel_kicks=0 busy_ns=0\n"));
 	CHECK(strstr(buf, "queue=1 type=request requests=1 inline=0 late=0 errors=0 "));
 	CHECK(strstr(buf, "queue=2 type=sync requests=61 inline=61 late=0 errors=0 "));
 }
@@ -432,6 +442,7 @@ static void t_exit_and_stats(void)
 static void cleanup(void)
 {
 	char cmd[400];
+	int i;
 
 	if (daemon_pid > 0 && !kill(daemon_pid, 0)) {
 		kill(daemon_pid, SIGKILL);
@@ -448,6 +459,11 @@ static void cleanup(void)
 	if (sock >= 0)
 		close(sock);
 	memfd = pipe_rd = sock = -1;
+	for (i = 0; i < 3; i++) {
+		if (chan[i] >= 0)
+			close(chan[i]);
+		chan[i] = -1;
+	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
 		return;
@@ -887,6 +903,184 @@ static void t_forbidden_syscall(void)
 	forbidden_syscall("--test-forbidden-syscall=fork");
 }
 
+/* A kick on queue q's channel: its status, or -1 if the channel failed. */
+static int64_t chan_kick(unsigned int q)
+{
+	uint64_t k = q, st;
+
+	if (write(chan[q], &k, sizeof(k)) != sizeof(k) ||
+	    read(chan[q], &st, sizeof(st)) != sizeof(st))
+		return -1;
+	return st;
+}
+
+/* The value of KEY=N on the lines of FILE that start with PREFIX. */
+static long long file_count(const char *file, const char *prefix,
+			    const char *key, int *lines)
+{
+	char line[512];
+	long long sum = 0;
+	FILE *f = fopen(file, "r");
+
+	*lines = 0;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *p;
+
+		if (strncmp(line, prefix, strlen(prefix)))
+			continue;
+		(*lines)++;
+		p = strstr(line, key);
+		if (p)
+			sum += strtoll(p + strlen(key), NULL, 10);
+	}
+	fclose(f);
+	return sum;
+}
+
+/*
+ * The threads of the trace lines that start with PREFIX, in order, into
+ * tids[max]; returns how many lines, or -1 if one has end < start.
+ */
+static int trace_tids(const char *prefix, long *tids, int max)
+{
+	char line[512];
+	int n = 0, bad = 0;
+	FILE *f = fopen(trace_path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *t = strstr(line, " tid="), *p = strstr(line, " start=");
+		unsigned long long s, e;
+
+		if (strncmp(line, prefix, strlen(prefix)))
+			continue;
+		if (!t || !p || sscanf(p, " start=%llu end=%llu", &s, &e) != 2 ||
+		    e < s)
+			bad = 1;
+		if (n < max && t)
+			tids[n] = strtol(t + 5, NULL, 10);
+		n++;
+	}
+	fclose(f);
+	return bad ? -1 : n;
+}
+
+/*
+ * Protocol feature 62: every queue's kick is a socket of its own. A sync
+ * queue's buffers are published when the channel's acknowledgement comes;
+ * they are processed on the queue's handler thread, not the socket's.
+ */
+static void t_kick_channel(void)
+{
+	struct fuse_init_in init = { .major = 7, .minor = 41 };
+	struct fuse_getattr_in gi = { 0 };
+	struct fuse_out_header *oh;
+	char buf[2048] = { 0 };
+	struct vq v;
+	long tids[21];
+	int status, fd, n, i, q;
+
+	cleanup();
+	strcpy(dir, "/tmp/vufs-vu-XXXXXX");
+	memset(avail_idx, 0, sizeof(avail_idx));
+	extra_arg = "--workers=2";
+	want_pf |= PF_KICK_CHANNEL;
+	t_handshake();
+	CHECK(!test_failed);
+	t_setup_rings();
+	CHECK(!test_failed);
+	/* a kick channel must be a stream socket */
+	{
+		int p[2];
+		uint64_t idx = 2;
+
+		CHECK(pipe2(p, O_CLOEXEC) == 0);
+		CHECK(acked(12, &idx, sizeof(idx), p[0]) == 1);
+		close(p[0]);
+		close(p[1]);
+	}
+	for (q = 1; q < 3; q++) {
+		int sp[2];
+		uint64_t idx = q;
+
+		CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == 0);
+		CHECK(acked(12, &idx, sizeof(idx), sp[1]) == 0);
+		close(sp[1]);
+		chan[q] = sp[0];
+	}
+	v = vq_of(2);
+	/* a request queue's channel is answered at once, completion by call */
+	submit(1, FUSE_INIT, 0, &init, sizeof(init), 4096);
+	CHECK(chan_kick(1) == 0);
+	CHECK(pipe_has_call(1, 5000));
+	*used_event(2) = 0x8000;
+	for (i = 0; i < 20; i++) {
+		oh = submit(2, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
+		CHECK(chan_kick(2) == 0);
+		CHECK(__atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE) == i + 1);
+		CHECK(oh->error == 0 && oh->unique == unique - 1);
+	}
+	/* the in-band kick still works, on the socket's thread */
+	submit(2, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
+	CHECK(kick(2) == 0);
+	CHECK(__atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE) == 21);
+	CHECK(!pipe_has_call(2, 100));
+	/* stopping the queue ends its channel */
+	{
+		uint32_t st[2] = { 2, 0 };
+		struct { uint32_t idx, num; } r;
+		uint64_t k = 2;
+
+		CHECK(send_msg(11, 0, st, sizeof(st), -1) == 0);
+		CHECK(recv_reply(11, &r, sizeof(r)) == 0 && r.num == 21);
+		/* EOF, or a reset if the kick raced the shutdown */
+		if (write(chan[2], &k, sizeof(k)) < 0)
+			k = 0;
+		CHECK(read(chan[2], &k, sizeof(k)) <= 0);
+	}
+	close(sock);
+	sock = -1;
+	kill(daemon_pid, SIGTERM);
+	CHECK(waitpid(daemon_pid, &status, 0) == daemon_pid);
+	daemon_pid = 0;
+	fd = open(stats_path, O_RDONLY);
+	CHECK(fd >= 0);
+	CHECK(read(fd, buf, sizeof(buf) - 1) > 0);
+	close(fd);
+	CHECK(strstr(buf, "queue=2 type=sync requests=21 inline=21 late=0 errors=0 "));
+	CHECK(file_count(stats_path, "queue=2 ", "channel_kicks=", &n) == 20 && n == 1);
+	CHECK(file_count(stats_path, "queue=1 ", "channel_kicks=", &n) == 1 && n == 1);
+	CHECK(file_count(stats_path, "queue=2 ", "busy_ns=", &n) > 0);
+	/* one trace line per request; the channel's 20 on one thread */
+	CHECK(file_count(trace_path, "queue=1 type=request ", "opcode=", &n) == FUSE_INIT && n == 1);
+	CHECK(trace_tids("queue=2 type=sync ", tids, 21) == 21);
+	for (i = 1; i < 20; i++)
+		CHECK(tids[i] == tids[0]);
+	/* and the in-band kick's request ran on another (the socket's) */
+	CHECK(tids[20] != tids[0]);
+	for (q = 1; q < 3; q++) {
+		close(chan[q]);
+		chan[q] = -1;
+	}
+	want_pf &= ~PF_KICK_CHANNEL;
+}
+
+/* --no-kick-channel: the extension is not offered. */
+static void t_no_kick_channel(void)
+{
+	cleanup();
+	strcpy(dir, "/tmp/vufs-vu-XXXXXX");
+	extra_arg = "--no-kick-channel";
+	start_daemon();
+	vu_connect();
+	CHECK(sock >= 0);
+	CHECK(!(get_u64(15) & PF_KICK_CHANNEL));
+	CHECK(get_u64(15) & (1 << 14));
+}
+
 void vu_tests(const char *daemon)
 {
 	snprintf(daemon_path, sizeof(daemon_path), "%s", daemon);
@@ -902,6 +1096,8 @@ void vu_tests(const char *daemon)
 	test_run("vhost-user: no sync offer without in-band kicks", t_no_inband);
 	test_run("vhost-user: clean exit and stats", t_exit_and_stats);
 	test_run("vhost-user: --sync-late completes after the ack", t_sync_late);
+	test_run("vhost-user: per-queue kick channels", t_kick_channel);
+	test_run("vhost-user: --no-kick-channel", t_no_kick_channel);
 	test_run("vhost-user: EVENT_IDX after the rings: checked again", t_late_event_idx);
 	test_run("vhost-user: a frontend that stops reading is hung up on", t_backend_stall);
 	test_run("sandbox: '..' out of a directory moved off the share", t_moved_dir);
