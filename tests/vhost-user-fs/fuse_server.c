@@ -69,7 +69,7 @@ struct fuse_server {
 	int proc_fd;
 	uint64_t timeout;		/* entry and attr, seconds */
 	bool writeback;
-	bool initialized;
+	bool initialized;		/* atomic: INIT done, set by op_init */
 	unsigned int minor;
 
 	pthread_mutex_t fh_lock;	/* protects the file table */
@@ -1573,7 +1573,8 @@ static int op_init(struct req *r)
 	o->max_pages = FUSE_SERVER_MAX_PAGES;
 	size = s->minor < 23 ? FUSE_COMPAT_22_INIT_OUT_SIZE : sizeof(*o);
 	r->out_len = size;
-	s->initialized = true;
+	/* release: what INIT negotiated is visible to every queue's thread */
+	__atomic_store_n(&s->initialized, true, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -1707,7 +1708,7 @@ static int handle(struct req *r)
 
 	if (r->ih->opcode == FUSE_INIT)
 		return op_init(r);
-	if (!s->initialized)
+	if (!__atomic_load_n(&s->initialized, __ATOMIC_ACQUIRE))
 		return -EIO;
 	err = dispatch_nodeless(r, &handled);
 	if (handled)
@@ -1806,7 +1807,7 @@ void fuse_server__reset(struct fuse_server *s)
 	}
 	pthread_mutex_unlock(&s->fh_lock);
 	inode__table_reset(&s->it);
-	s->initialized = false;
+	__atomic_store_n(&s->initialized, false, __ATOMIC_RELEASE);
 }
 
 /*
