@@ -599,6 +599,18 @@ static void vfsync_reap_one_locked(struct vfsync_vq *fsvq,
 }
 
 /*
+ * A notification the transport could not deliver (UML: the device's socket
+ * or kick channel hung up) breaks the queue too, but the transport, not
+ * the device's ring, is at fault: its removal follows and ends what the
+ * queue holds with -ENOTCONN. Remember it for fail_work.
+ */
+static void vfsync_notify(struct vfsync_vq *fsvq)
+{
+	if (unlikely(!virtqueue_notify(fsvq->vq)))
+		WRITE_ONCE(fsvq->notify_failed, true);
+}
+
+/*
  * A broken queue (the device used a buffer twice, or its ring made no
  * sense) never gives its buffers back: let fail_work take them.
  */
@@ -647,16 +659,21 @@ static void vfsync_fail_work(struct work_struct *work)
 {
 	struct vfsync_dev *fs = container_of(work, struct vfsync_dev,
 					     fail_work);
-	unsigned int i, broken = 0;
+	unsigned int i, broken = 0, ring = 0;
 
-	for (i = 0; i < fs->nvqs; i++)
-		broken += virtqueue_is_broken(fs->vqs[i].vq);
+	for (i = 0; i < fs->nvqs; i++) {
+		if (!virtqueue_is_broken(fs->vqs[i].vq))
+			continue;
+		broken++;
+		ring += !READ_ONCE(fs->vqs[i].notify_failed);
+	}
 	/*
 	 * Every queue broken: the transport gave up on the device
-	 * (virtio_break_device(), UML's when the socket closes) and its
-	 * removal takes the buffers back, with -ENOTCONN.
+	 * (virtio_break_device(), UML's when the socket closes); queues
+	 * broken only by notifications it could not deliver: the same,
+	 * seen earlier. Its removal takes the buffers back, with -ENOTCONN.
 	 */
-	if (!broken || broken == fs->nvqs || READ_ONCE(fs->failed))
+	if (!ring || broken == fs->nvqs || READ_ONCE(fs->failed))
 		return;
 
 	WRITE_ONCE(fs->failed, true);
@@ -838,7 +855,7 @@ static int vfsync_enqueue(struct vfsync_vq *fsvq, struct vfsync_buf *buf)
 	spin_unlock(&fsvq->lock);
 
 	if (notify)
-		virtqueue_notify(fsvq->vq);
+		vfsync_notify(fsvq);
 	return ret < 0 ? ret : 0;
 }
 
@@ -900,7 +917,8 @@ static int vfsync_submit_sync(struct vfsync_dev *fs, struct vfsync_buf *buf)
 	 * (with its re-check) only if something is still outstanding then.
 	 */
 	virtqueue_disable_cb(vq);
-	virtqueue_kick(vq);
+	if (virtqueue_kick_prepare(vq))
+		vfsync_notify(fsvq);
 	vfsync_sync_reap_locked(fsvq, &done, buf);
 
 	vfsync_unlock(fsvq);
@@ -988,7 +1006,7 @@ static void vfsync_request_dispatch_work(struct work_struct *work)
 		spin_unlock(&fsvq->lock);
 
 		if (notify)
-			virtqueue_notify(fsvq->vq);
+			vfsync_notify(fsvq);
 		if (ret == 1) {
 #if IS_ENABLED(CONFIG_VIRTIO_FS_SYNC_KUNIT_TEST)
 			/* Where a completion that makes room may come in */
@@ -1056,7 +1074,7 @@ static bool vfsync_send_forget_request(struct vfsync_vq *fsvq,
 	spin_unlock(&fsvq->lock);
 
 	if (notify)
-		virtqueue_notify(vq);
+		vfsync_notify(fsvq);
 	return false;
 }
 

@@ -99,6 +99,8 @@ struct vfsync_vq {
 	 */
 	struct fuse_dev *fud;
 	bool connected;			/* protected by ->lock */
+	/* A notification the transport could not deliver; READ/WRITE_ONCE */
+	bool notify_failed;
 	/*
 	 * Added, queued or reaped but not yet ended. Incremented anywhere,
 	 * decremented under in_flight_wq.lock, so that a drainer that saw 0
