@@ -420,20 +420,32 @@ static void t_no_inband(void)
 	CHECK(*(uint32_t *)(r.cfg + 44) == 0);
 }
 
+/* The daemon's --stats-file, as it left it, into buf (NUL-terminated). */
+static void read_stats(char *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(stats_path, O_RDONLY);
+	CHECK(fd >= 0);
+	n = read(fd, buf, size - 1);
+	close(fd);
+	CHECK(n > 0);
+	buf[n] = '\0';
+}
+
 static void t_exit_and_stats(void)
 {
 	char buf[2048] = { 0 };
-	int status = -1, fd;
+	int status = -1;
 
 	close(sock);
 	usleep(100000);
 	kill(daemon_pid, SIGTERM);
 	CHECK(waitpid(daemon_pid, &status, 0) == daemon_pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	fd = open(stats_path, O_RDONLY);
-	CHECK(fd >= 0);
-	CHECK(read(fd, buf, sizeof(buf) - 1) > 0);
-	close(fd);
+	read_stats(buf, sizeof(buf));
+	CHECK(!test_failed);
 	CHECK(strstr(buf, "queue=0 type=hiprio requests=0 inline=0 late=0 errors=0 bytes_in=0 bytes_out=0 calls=0 channel_kicks=0 busy_ns=0\n"));
 	CHECK(strstr(buf, "queue=1 type=request requests=1 inline=0 late=0 errors=0 "));
 	CHECK(strstr(buf, "queue=2 type=sync requests=61 inline=61 late=0 errors=0 "));
@@ -476,7 +488,7 @@ static void t_sync_late(void)
 	struct fuse_getattr_in gi = { 0 };
 	struct vq v = vq_of(2);
 	char buf[2048] = { 0 };
-	int status, fd;
+	int status;
 
 	cleanup();
 	strcpy(dir, "/tmp/vufs-vu-XXXXXX");
@@ -506,10 +518,8 @@ static void t_sync_late(void)
 	kill(daemon_pid, SIGTERM);
 	CHECK(waitpid(daemon_pid, &status, 0) == daemon_pid);
 	daemon_pid = 0;
-	fd = open(stats_path, O_RDONLY);
-	CHECK(fd >= 0);
-	CHECK(read(fd, buf, sizeof(buf) - 1) > 0);
-	close(fd);
+	read_stats(buf, sizeof(buf));
+	CHECK(!test_failed);
 	CHECK(strstr(buf, "queue=2 type=sync requests=2 inline=1 late=1 errors=0 "));
 }
 
@@ -981,7 +991,7 @@ static void t_kick_channel(void)
 	char buf[2048] = { 0 };
 	struct vq v;
 	long tids[21];
-	int status, fd, n, i, q;
+	int status, n, i, q;
 
 	cleanup();
 	strcpy(dir, "/tmp/vufs-vu-XXXXXX");
@@ -1046,10 +1056,8 @@ static void t_kick_channel(void)
 	kill(daemon_pid, SIGTERM);
 	CHECK(waitpid(daemon_pid, &status, 0) == daemon_pid);
 	daemon_pid = 0;
-	fd = open(stats_path, O_RDONLY);
-	CHECK(fd >= 0);
-	CHECK(read(fd, buf, sizeof(buf) - 1) > 0);
-	close(fd);
+	read_stats(buf, sizeof(buf));
+	CHECK(!test_failed);
 	CHECK(strstr(buf, "queue=2 type=sync requests=21 inline=21 late=0 errors=0 "));
 	CHECK(file_count(stats_path, "queue=2 ", "channel_kicks=", &n) == 20 && n == 1);
 	CHECK(file_count(stats_path, "queue=1 ", "channel_kicks=", &n) == 1 && n == 1);
