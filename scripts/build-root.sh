@@ -30,7 +30,7 @@ log() { echo "build-root: $*" >&2; }
 
 make_root() {
 	local mirror debs=$cache/apt/debootstrap tmp
-	command -v debootstrap >/dev/null || { log "needs debootstrap (scripts/install-deps.sh)"; exit 1; }
+	command -v debootstrap >/dev/null || { log "needs debootstrap (tests/setup/install-deps.sh)"; exit 1; }
 	# shellcheck source=scripts/apt-private.sh
 	. "$repo/scripts/apt-private.sh"
 	mirror=$(debian_mirror)

@@ -51,14 +51,14 @@ t() {
 . "$repo/tests/vm/counters.sh"
 
 # --- setup and builds --------------------------------------------------------
-t setup:packages "$repo/scripts/install-deps.sh"
+t setup:packages "$repo/tests/setup/install-deps.sh"
 t setup:kernel-6.12 "$repo/scripts/fetch-kernel.sh" 6.12
 t setup:kernel-6.1 "$repo/scripts/fetch-kernel.sh" 6.1
 t setup:kernel-7.3 "$repo/scripts/fetch-kernel.sh" 7.3
 t setup:root-trixie "$repo/scripts/build-root.sh" trixie
 t setup:kernel-6.12-rt "$repo/scripts/fetch-kernel.sh" 6.12-rt
 t setup:kernel-6.1-rt "$repo/scripts/fetch-kernel.sh" 6.1-rt
-t build:device make -C "$repo/tests/vhost-user-fs" -j2
+t build:device make -C "$repo/vhost-user-fs" -j2
 t build:suite make -C "$repo/tests/suite" -j2
 t build:module-6.12 make -C "$repo" KVER=6.12
 t build:module-6.1 make -C "$repo" KVER=6.1
@@ -77,8 +77,8 @@ module_rt() {
 }
 t build:module-6.12-rt module_rt 6.12-rt
 t build:module-6.1-rt module_rt 6.1-rt
-t build:uml-debug "$repo/scripts/build-uml.sh" debug
-t build:uml-7.3-debug "$repo/scripts/build-uml.sh" debug 7.3
+t build:uml-debug "$repo/tests/setup/build-uml.sh" debug
+t build:uml-7.3-debug "$repo/tests/setup/build-uml.sh" debug 7.3
 # make module-debug keeps the Kbuild's flags (fuse_i.h, probes, compat.h)
 # and adds -DDEBUG.
 module_debug() {
@@ -113,9 +113,9 @@ version_guard() {
 t static:version-guard version_guard
 
 # --- host-side tests of the reference device ----------------------------------
-t device:unit make -C "$repo/tests/vhost-user-fs" check
+t device:unit make -C "$repo/vhost-user-fs" check
 # every input that once crashed the fuzzer, then a short bounded run
-t device:fuzz make -C "$repo/tests/vhost-user-fs" fuzz-regress fuzz FUZZ_TIME=30
+t device:fuzz make -C "$repo/vhost-user-fs" fuzz-regress fuzz FUZZ_TIME=30
 
 # --- DKMS, in a scratch tree, against each Debian header set -------------------
 # dkms_check SERIES: dkms add, build and install as on a Debian guest (fuse_i.h
@@ -612,8 +612,8 @@ t uml-7.3:kick-overlap kick_overlap uml-7.3:kick-overlap --min-pairs=1 2048
 t uml-7.3:kick-overlap-inband kick_overlap uml-7.3:kick-overlap-inband --max-pairs=0 256 --no-kick-channel
 
 # ab-in-guest.sh in UML (driver swapped by module load): results for every
-# configuration, inline completions in ours-sync only (tests/bench/ab-uml.sh).
-t uml:ab-in-guest "$repo/tests/bench/ab-uml.sh" --results "$logs/uml:ab-in-guest.results"
+# configuration, inline completions in ours-sync only (bench/ab-uml.sh).
+t uml:ab-in-guest "$repo/bench/ab-uml.sh" --results "$logs/uml:ab-in-guest.results"
 
 # --- summary ------------------------------------------------------------------
 echo "# $((SECONDS - t0)) s; logs in ${logs#"$repo"/}"

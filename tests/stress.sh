@@ -20,7 +20,7 @@ results=${STRESS_RESULTS:-$repo/build/stress}
 # shellcheck disable=SC2206 # a word list on purpose
 runner_args=(${STRESS_RUNNER_ARGS:-})
 
-make -s -C "$repo/tests/vhost-user-fs" || exit 1
+make -s -C "$repo/vhost-user-fs" || exit 1
 make -s -C "$repo/tests/suite" || exit 1
 share=$(mktemp -d "${TMPDIR:-/tmp}/vfs-stress.XXXXXX")
 trap 'rm -rf "$share"' EXIT

@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# tests/bench/ab-uml.sh: ab-in-guest.sh run in a User-Mode Linux guest and
+# bench/ab-uml.sh: ab-in-guest.sh run in a User-Mode Linux guest and
 # checked (the `make check` test uml:ab-in-guest).
 #
-#   tests/bench/ab-uml.sh [--results DIR] [--size quick|reduced|full]
+#   bench/ab-uml.sh [--results DIR] [--size quick|reduced|full]
 #       [--repeats N] [--configs "tmpfs intree ours-async ours-sync"]
 #       [--workloads LIST] [--flavor debug|bench] [--pin-device CPUS]
 #       [--pin-guest CPUS] [-- TESTS/VM/RUN OPTIONS...]
@@ -40,7 +40,7 @@
 # default DIR is build/ab-uml/results.
 set -uo pipefail
 
-repo=$(cd "$(dirname "$0")/../.." && pwd)
+repo=$(cd "$(dirname "$0")/.." && pwd)
 cache=${VFS_CACHE:-$HOME/.cache/virtio-fs-sync}
 results=$repo/build/ab-uml/results size=quick repeats=1 flavor=debug
 configs="tmpfs intree ours-async ours-sync" workloads=floor,unlink,smallfile
@@ -64,7 +64,7 @@ done
 log() { echo "ab-uml: $*"; }
 
 # 1. The module, built against the cached UML tree.
-linux=$("$repo/scripts/build-uml.sh" "$flavor") || { log "cannot build the UML kernel"; exit 1; }
+linux=$("$repo/tests/setup/build-uml.sh" "$flavor") || { log "cannot build the UML kernel"; exit 1; }
 kout=$(dirname "$linux")
 ksrc=$(readlink -f "$kout/source")
 mdir=$repo/build/ab-uml/module-$flavor
@@ -111,8 +111,8 @@ log "module: $ko"
 
 # vfsbench, for guest-bench.sh (it would compile it in the guest otherwise).
 mkdir -p "$repo/build/bench"
-if [ ! -x "$repo/build/bench/vfsbench" ] || [ "$repo/tests/bench/vfsbench.c" -nt "$repo/build/bench/vfsbench" ]; then
-	gcc -O2 -Wall -o "$repo/build/bench/vfsbench" "$repo/tests/bench/vfsbench.c" -lm || exit 1
+if [ ! -x "$repo/build/bench/vfsbench" ] || [ "$repo/bench/vfsbench.c" -nt "$repo/build/bench/vfsbench" ]; then
+	gcc -O2 -Wall -o "$repo/build/bench/vfsbench" "$repo/bench/vfsbench.c" -lm || exit 1
 fi
 
 # 2. The run. The guest-side part unmounts the share, runs the A/B, and
@@ -129,7 +129,7 @@ mount -t virtiofs share /mnt/share || { echo "cannot mount the share again"; rc=
 exit $rc'
 "$repo/tests/vm/run" --substrate uml --flavor "$flavor" --driver intree --dev-opts --persistent \
 	--pin-device "$pin_device" --pin-guest "$pin_guest" --results "$results" "$@" -- \
-	sh -c "$guest" sh "$repo/tests/bench/ab-in-guest.sh" "$ko" "$ab" "$size" "$repeats" "$configs" "$workloads"
+	sh -c "$guest" sh "$repo/bench/ab-in-guest.sh" "$ko" "$ab" "$size" "$repeats" "$configs" "$workloads"
 rc=$?
 log "tests/vm/run exit status $rc"
 

@@ -45,10 +45,10 @@ build_initramfs() {
 	done
 	[ -n "$module" ] && cp "$module" "$root/lib/modules/project.ko"
 	if [ -n "$suite" ]; then
-		make -s -C "$here/../suite" >/dev/null
+		make -s -C "$here/../tests/suite" >/dev/null
 		mkdir -p "$root/suite/bin"
-		cp "$here/../suite/run-suite.sh" "$root/suite/"
-		cp "$here/../suite/bin/"* "$root/suite/bin/"
+		cp "$here/../tests/suite/run-suite.sh" "$root/suite/"
+		cp "$here/../tests/suite/bin/"* "$root/suite/bin/"
 	fi
 	cat >"$root/init" <<'INIT'
 #!/bin/busybox sh
@@ -136,9 +136,9 @@ run_one() {
 		grep "^SUITE " "$log" | grep -v "^SUITE ok" | sed "s/^SUITE /  suite: /"
 		grep -q "^SUITE suite: PASS" "$log" || ok=0
 		# what reached the backing directory, past the guest's page cache
-		"$here/../suite/bin/verify-manifest" "$share/suite-dir/suite-stress" |
+		"$here/../tests/suite/bin/verify-manifest" "$share/suite-dir/suite-stress" |
 			tail -1 | sed "s/^/  host: /"
-		"$here/../suite/bin/verify-manifest" "$share/suite-dir/suite-stress" \
+		"$here/../tests/suite/bin/verify-manifest" "$share/suite-dir/suite-stress" \
 			>/dev/null || ok=0
 	fi
 	if [ $ok = 1 ]; then

@@ -5,7 +5,7 @@
 # for hosts where tests/vm/run cannot boot the guest. Run as root in the
 # guest, with this repository visible in it:
 #
-#   sh tests/bench/ab-in-guest.sh --tag TAG [--ko PATH/virtio_fs_sync.ko]
+#   sh bench/ab-in-guest.sh --tag TAG [--ko PATH/virtio_fs_sync.ko]
 #        [--size quick|reduced|full] [--repeats N] [--out DIR]
 #        [--configs "tmpfs intree ours-async ours-sync"] [--workloads LIST]
 #        [--vdev virtioN] [--reprobe]

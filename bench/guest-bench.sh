@@ -6,10 +6,10 @@
 # stdout (progress goes to stderr). `make bench` runs it through tests/vm/run;
 # on another host (a libkrun guest, ...) run it by hand on the mounted share:
 #
-#   sh tests/bench/guest-bench.sh --dir /mnt/share --size reduced
+#   sh bench/guest-bench.sh --dir /mnt/share --size reduced
 #
 # Needs: a POSIX sh, fio (for the fio workload), tar and make and cc (build),
-# and the vfsbench helper (tests/bench/vfsbench.c; built from source with cc
+# and the vfsbench helper (bench/vfsbench.c; built from source with cc
 # into a temporary directory when --vfsbench is not given and
 # build/bench/vfsbench does not exist). Run as root so that caches can be
 # dropped between phases (echo 3 > /proc/sys/vm/drop_caches); every line
@@ -39,7 +39,7 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 dir=. size=full workloads=floor,fio,unlink,smallfile,seq,build jobs= vfsbench=
-tarball=$here/../../build/bench/objtool-src.tar.gz make_dir=tools/objtool label=
+tarball=$here/../build/bench/objtool-src.tar.gz make_dir=tools/objtool label=
 no_drop=0
 
 while [ $# -gt 0 ]; do
@@ -91,7 +91,7 @@ done
 trap 'rm -rf "$work" "$tmp"' EXIT
 
 if [ -z "$vfsbench" ]; then
-	vfsbench=$here/../../build/bench/vfsbench
+	vfsbench=$here/../build/bench/vfsbench
 	if [ ! -x "$vfsbench" ]; then
 		vfsbench=$tmp/vfsbench
 		cc -O2 -o "$vfsbench" "$here/vfsbench.c" -lm ||

@@ -1,13 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# tests/bench/bench.sh: the A/B benchmark report (`make bench`).
+# bench/bench.sh: the A/B benchmark report (`make bench`).
 #
 # Boots guests with tests/vm/run, one boot per configuration and repeat,
-# runs tests/bench/guest-bench.sh on the share in each, and writes
+# runs bench/guest-bench.sh on the share in each, and writes
 #   bench/results/<date>-<host>.json   every run's lines, counters, environment
 #   bench/results/<date>-<host>.md     the report (tables, ratios, summary)
-#   bench/results/<date>-<host>/*.svg  its bar charts (tests/bench/report.py)
+#   bench/results/<date>-<host>/*.svg  its bar charts (bench/report.py)
 # Raw run directories (console, dmesg, ...) stay in build/bench/runs/.
 #
 # Environment:
@@ -64,13 +64,13 @@
 #   BENCH_NOTES=FILE               Markdown inserted before the summary
 #                                  (default bench/results/<name>.notes.md if
 #                                  it exists); re-render an existing run with
-#   tests/bench/report.py render bench/results/N.json bench/results/N.md bench/results/N [NOTES]
+#   bench/report.py render bench/results/N.json bench/results/N.md bench/results/N [NOTES]
 set -uo pipefail
 # The whole script is one compound command, parsed before it runs: editing
 # the file during a run does not change the run.
 {
 
-repo=$(cd "$(dirname "$0")/../.." && pwd)
+repo=$(cd "$(dirname "$0")/.." && pwd)
 cache=${VFS_CACHE:-$HOME/.cache/virtio-fs-sync}
 size=${BENCH_SIZE:-full}
 repeats=${BENCH_REPEATS:-3}
@@ -113,7 +113,7 @@ hms() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 # 1. Helpers: vfsbench and the build workload's tarball.
 bdir=$repo/build/bench
 mkdir -p "$bdir"
-gcc -O2 -Wall -o "$bdir/vfsbench" "$repo/tests/bench/vfsbench.c" -lm || { log "cannot build vfsbench"; exit 1; }
+gcc -O2 -Wall -o "$bdir/vfsbench" "$repo/bench/vfsbench.c" -lm || { log "cannot build vfsbench"; exit 1; }
 
 # The build workload: objtool and libsubcmd from Debian's linux-source-6.12
 # (the tree the UML kernel is built from; about 400 files, 3.4 MB).
@@ -142,12 +142,12 @@ fi
 linux=
 if [ -n "${configs// /}" ]; then
 	log "UML kernel ($flavor flavor; built on first use, about 10 minutes)"
-	linux=$("$repo/scripts/build-uml.sh" "$flavor") || { log "cannot build the UML kernel"; exit 1; }
+	linux=$("$repo/tests/setup/build-uml.sh" "$flavor") || { log "cannot build the UML kernel"; exit 1; }
 fi
 linux73=
 if [ -n "${smp_configs// /}" ]; then
 	log "SMP UML 7.3 kernel ($flavor flavor; built on first use, about 15 minutes)"
-	linux73=$("$repo/scripts/build-uml.sh" "$flavor" 7.3) || { log "cannot build the UML 7.3 kernel"; exit 1; }
+	linux73=$("$repo/tests/setup/build-uml.sh" "$flavor" 7.3) || { log "cannot build the UML 7.3 kernel"; exit 1; }
 fi
 
 # 3. The run list: repeats outermost, so that drift spreads over configurations.
@@ -258,7 +258,7 @@ for run in "${runs[@]}"; do
 	load0=$(loadavg)
 	t0=$(date +%s.%N)
 	"$repo/tests/vm/run" "${args[@]}" --timeout "$timeout" --results "$dir" --quiet -- \
-		sh "$repo/tests/bench/guest-bench.sh" --label "$c" "${gargs[@]}" \
+		sh "$repo/bench/guest-bench.sh" --label "$c" "${gargs[@]}" \
 		--vfsbench "$bdir/vfsbench" --tarball "$tarball" --make-dir "$make_dir" 2>"$raw/$id.stderr"
 	rc=$?
 	t1=$(date +%s.%N)
@@ -305,16 +305,16 @@ done
 	echo "mem_mb=$mem"
 	echo "make_dir=$make_dir"
 	echo "tarball=$(basename "$tarball") $(stat -c %s "$tarball") bytes, $(tar -tzf "$tarball" | grep -vc '/$') files"
-	echo "device=tests/vhost-user-fs/vhost-user-fs, options from tests/vm/run: --request-queues=<vCPUs> --sync-queues=<vCPUs> (UML: 1 and 1), device defaults otherwise (cache=auto, no writeback, 1 worker); floor boots add --cache=never"
+	echo "device=vhost-user-fs/vhost-user-fs, options from tests/vm/run: --request-queues=<vCPUs> --sync-queues=<vCPUs> (UML: 1 and 1), device defaults otherwise (cache=auto, no writeback, 1 worker); floor boots add --cache=never"
 	echo "command=make bench (BENCH_SIZE=$size BENCH_REPEATS=$repeats BENCH_PIN_DEVICE=$pin_device BENCH_PIN_GUEST=$pin_guest BENCH_QEMU_PIN_DEVICE=$qemu_pin_device BENCH_QEMU_PIN_GUEST=$qemu_pin_guest BENCH_FLAVOR=$flavor BENCH_CONFIGS='$configs' BENCH_QEMU_CONFIGS='$qemu_configs' BENCH_QEMU_SIZE=$qemu_size BENCH_SMP_CONFIGS='$smp_configs' BENCH_SMP_CPUS=$smp_cpus BENCH_SMP_WORKLOADS=$smp_workloads BENCH_SMP_PIN_DEVICE=$smp_pin_device BENCH_SMP_PIN_GUEST=$smp_pin_guest BENCH_WORKLOADS=$workloads BENCH_FLOOR=$floor BENCH_PIN_PROBE='$pin_probe' BENCH_PROBE_REPEATS=$probe_repeats BENCH_MAKE_DIR=$make_dir)"
 	echo "wall_s=$(($(date +%s) - t_start))"
 } >"$raw/env"
 
 mkdir -p "$outdir"
-python3 "$repo/tests/bench/report.py" collect "$raw" >"$outdir/$name.json" ||
+python3 "$repo/bench/report.py" collect "$raw" >"$outdir/$name.json" ||
 	{ log "collect failed"; exit 1; }
 notes=${BENCH_NOTES:-$outdir/$name.notes.md}
-python3 "$repo/tests/bench/report.py" render "$outdir/$name.json" "$outdir/$name.md" "$outdir/$name" "$notes" ||
+python3 "$repo/bench/report.py" render "$outdir/$name.json" "$outdir/$name.md" "$outdir/$name" "$notes" ||
 	{ log "render failed"; exit 1; }
 log "done in $(hms $(($(date +%s) - t_start))): $outdir/$name.md"
 exit

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vfsbench: the timed loops of the virtio-fs benchmarks (tests/bench/).
+ * vfsbench: the timed loops of the virtio-fs benchmarks (bench/).
  *
  * Every subcommand prints one JSON object on one line to stdout. Times are
  * CLOCK_MONOTONIC. Rates and loop means come from one clock reading before

@@ -17,7 +17,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/../.." && pwd)
+repo=$(cd "$here/.." && pwd)
 cache=${VFS_CACHE:-$HOME/.cache/virtio-fs-sync}
 uml=${1:-${UML:-}}
 fstype=${FSTYPE:-virtiofs}
@@ -35,7 +35,7 @@ if [ -z "$uml" ]; then
 	if [ -x "$cache/uml/debug/linux" ]; then
 		uml=$cache/uml/debug/linux
 	else
-		uml=$("$repo/scripts/build-uml.sh" debug)
+		uml=$("$repo/tests/setup/build-uml.sh" debug)
 	fi
 fi
 make -s -C "$here" >/dev/null

@@ -19,7 +19,7 @@ set -euo pipefail
 
 flavor=${1:-debug}
 series=${2:-6.12}
-repo=$(cd "$(dirname "$0")/.." && pwd)
+repo=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${VFS_CACHE:-$HOME/.cache/virtio-fs-sync}
 jobs=${JOBS:-$(nproc)}
 log() { echo "build-uml: $*" >&2; }
