@@ -94,11 +94,8 @@ def parse(argv):
     return a
 
 
-def build_module(flavor):
-    """virtio_fs_sync_ab.ko, built against the cached UML tree."""
-    kout = os.path.dirname(build_uml(flavor))
-    ksrc = os.path.realpath(os.path.join(kout, "source"))
-    mdir = os.path.join(REPO, "build", "ab-uml", "module-" + flavor)
+def module_tree(mdir):
+    """The driver's sources in MDIR, set up to build virtio_fs_sync_ab.ko."""
     shutil.rmtree(mdir, ignore_errors=True)
     os.makedirs(mdir)
     for f in glob.glob(os.path.join(REPO, "*.c")) + glob.glob(os.path.join(REPO, "*.h")):
@@ -121,6 +118,14 @@ def build_module(flavor):
             renamed = True
     if not renamed:
         raise Fail("no module_init(virtio_fs_sync_init) to rename in the driver's .c files")
+
+
+def build_module(flavor):
+    """virtio_fs_sync_ab.ko, built against the cached UML tree."""
+    kout = os.path.dirname(build_uml(flavor))
+    ksrc = os.path.realpath(os.path.join(kout, "source"))
+    mdir = os.path.join(REPO, "build", "ab-uml", "module-" + flavor)
+    module_tree(mdir)
     # Under the UML build's lock: modules_prepare writes into the cached tree.
     # No Module.symvers there (the kernel is built with `make linux`), so
     # modpost cannot resolve the kernel's symbols: warnings, not errors.

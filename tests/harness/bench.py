@@ -95,7 +95,7 @@ class Settings:
             raise ValueError("BENCH_SIZE=quick|reduced|full")
         self.mem = self.mem or str(BOOT[self.size][0])
         self.timeout = self.timeout or str(BOOT[self.size][1])
-        self.name = self.name or "%s-%s" % (datetime.datetime.utcnow().strftime("%Y-%m-%d"),
+        self.name = self.name or "%s-%s" % (utcnow().strftime("%Y-%m-%d"),
                                             os.uname().nodename.split(".")[0])
         self.notes = self.notes or os.path.join(self.outdir, self.name + ".notes.md")
         self.repeats_n, self.probe_repeats_n = int(self.repeats), int(self.probe_repeats)
@@ -119,6 +119,10 @@ def usage():
     lines.append("  %-22s both BENCH_PIN_DEVICE and BENCH_PIN_GUEST (they win where given)"
                  % "BENCH_PIN")
     return "\n".join(lines) + "\n"
+
+
+def utcnow():
+    return datetime.datetime.now(datetime.timezone.utc)
 
 
 def hms(s):
@@ -146,7 +150,7 @@ def build_tarball():
     linux-source-6.12 (the tree the UML kernel is built from; about 400
     files, 3.4 MB)."""
     tarball = os.path.join(BUILD, "objtool-src.tar.gz")
-    if os.path.getsize(tarball) if os.path.exists(tarball) else 0:
+    if os.path.exists(tarball) and os.path.getsize(tarball) > 0:
         return tarball
     log("making the build workload's tarball (objtool from linux-source-6.12)")
     kdir = output([os.path.join(REPO, "scripts", "fetch-kernel.sh"), "6.12"])
@@ -291,7 +295,7 @@ def environment(s, ctx):
             pass
     qemu = output(["qemu-system-x86_64", "--version"]).split("\n")[0]
     env = (
-        ("date", datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ")),
+        ("date", utcnow().strftime("%Y-%m-%dT%H:%M:%SZ")),
         ("host", os.uname().nodename.split(".")[0]), ("host_kernel", os.uname().release),
         ("host_cpus", str(len(os.sched_getaffinity(0)))), ("host_cpu_model", model),
         ("driver_version", git_describe()),
@@ -340,7 +344,7 @@ def main(argv):
             ctx["linux73"] = build_uml(s.flavor, "7.3")
         # 3. The boots, 4. the environment, then the JSON and the report.
         ctx["raw"] = os.path.join(BUILD, "runs", "%s-%s" % (
-            s.name, datetime.datetime.utcnow().strftime("%H%M%S")))
+            s.name, utcnow().strftime("%H%M%S")))
         os.makedirs(ctx["raw"], exist_ok=True)
         run_boots(s, ctx)
         environment(s, ctx)
