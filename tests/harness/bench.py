@@ -118,6 +118,9 @@ def usage():
         lines.append("  %-22s %s%s" % (var, what, "" if default is None else " [%s]" % default))
     lines.append("  %-22s both BENCH_PIN_DEVICE and BENCH_PIN_GUEST (they win where given)"
                  % "BENCH_PIN")
+    for group, title in (("uml", "UML 6.12"), ("smp", "SMP UML 7.3"), ("qemu", "QEMU/TCG")):
+        lines += ["", "Configurations, %s (harness/configs.py):" % title]
+        lines += ["  %-22s %s" % (n, configs.get(n).meaning) for n in configs.names(group)]
     return "\n".join(lines) + "\n"
 
 

@@ -52,7 +52,7 @@ def _all():
     for name, meaning, args, drv, sync, color in _UML:
         out.append(Config(name, "uml", meaning, args, drv, sync, color))
     for name, meaning, args, drv, sync, _ in _UML:
-        out.append(Config("smp-" + name, "smp", meaning + ", on SMP UML 7.3 (a queue per vCPU)",
+        out.append(Config("smp-" + name, "smp", meaning + ", on SMP UML 7.3 (--kernel 7.3 --cpus N)",
                           args, drv, sync, DEFAULT_COLOR))
     for name, meaning, args, drv, color in _QEMU:
         out.append(Config(name, "qemu", meaning, args, drv, False, color))
