@@ -17,7 +17,7 @@
 #
 # Options:
 #   --dir DIR           directory to work in (default: the current one)
-#   --size quick|reduced|full   workload sizes (default full; see sizes below)
+#   --size quick|reduced|full   workload sizes (default full; bench/sizes)
 #   --workloads LIST    comma-separated subset of
 #                       floor,fio,unlink,smallfile,seq,build (default all)
 #   --jobs N            "one per vCPU" count (default: online CPUs)
@@ -58,20 +58,13 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-# Sizes. full is benchmarks.md; reduced and quick scale it down (say so in
-# any report: every line carries the sizes it ran with).
-case $size in
-quick)
-	fio_mib=64 fio_runtime=5 unlink_n=2000 sf_n=500 seq_mib=64 stat_n=2000
-	null_n=20000 pair_n=5000 ;;
-reduced)
-	fio_mib=256 fio_runtime=20 unlink_n=19000 sf_n=5000 seq_mib=256 stat_n=10000
-	null_n=50000 pair_n=10000 ;;
-full)
-	fio_mib=1024 fio_runtime=60 unlink_n=50000 sf_n=5000 seq_mib=1024 stat_n=20000
-	null_n=100000 pair_n=20000 ;;
-*) echo "guest-bench: --size quick|reduced|full" >&2; exit 2 ;;
-esac
+# Sizes: the line of bench/sizes named by --size (full is benchmarks.md;
+# the env line below prints the figures, every line the size's name).
+sizes=$(awk -v s="$size" '$1 == s' "$here/sizes" 2>/dev/null)
+[ -n "$sizes" ] || { echo "guest-bench: --size quick|reduced|full (see $here/sizes)" >&2; exit 2; }
+read -r _ fio_mib fio_runtime unlink_n sf_n seq_mib stat_n null_n pair_n <<EOF
+$sizes
+EOF
 
 if [ -z "$jobs" ]; then
 	jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || grep -c '^processor' /proc/cpuinfo)
@@ -184,8 +177,11 @@ has() {
 }
 
 progress "start: dir=$dir size=$size jobs=$jobs workloads=$workloads"
-printf '{"phase":"env","label":"%s","size":"%s","jobs":%s,"kernel":"%s","hz":%s,"fs":"%s","mount":"%s"}\n' \
-	"$label" "$size" "$jobs" "$(uname -r)" "$hz" "$(stat -f -c %T "$dir" 2>/dev/null)" \
+printf '{"phase":"env","label":"%s","size":"%s","jobs":%s,"kernel":"%s","hz":%s,"fs":"%s",' \
+	"$label" "$size" "$jobs" "$(uname -r)" "$hz" "$(stat -f -c %T "$dir" 2>/dev/null)"
+printf '"sizes":{"fio_mib":%s,"fio_runtime_s":%s,"unlink_n":%s,"smallfile_n":%s,"seq_mib":%s,' \
+	"$fio_mib" "$fio_runtime" "$unlink_n" "$sf_n" "$seq_mib"
+printf '"stat_n":%s,"nullsys_n":%s,"clockpair_n":%s},"mount":"%s"}\n' "$stat_n" "$null_n" "$pair_n" \
 	"$(awk -v d="$dir" '$2 == d { m = $1 " " $3 " " $4 } END { print m }' /proc/mounts | tr '"' "'")"
 
 if has floor; then

@@ -1,0 +1,373 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make bench: the A/B benchmark report (entry point bench/bench.sh).
+
+Boots guests with tests/vm/run, one boot per configuration and repeat
+(configurations: harness/configs.py), runs bench/guest-bench.sh on the
+share in each, and writes
+  bench/results/<date>-<host>.json   every run's lines, counters, environment
+  bench/results/<date>-<host>.md     the report (tables, ratios, summary)
+  bench/results/<date>-<host>/*.svg  its bar charts (harness/report.py)
+Raw run directories (console, dmesg, ...) stay in build/bench/runs/.
+Settings are BENCH_* environment variables (`bench/bench.sh --help` lists
+them); re-render an existing run with
+  bench/report.py render bench/results/N.json bench/results/N.md bench/results/N [NOTES]
+"""
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+
+from harness import configs, report
+from harness.collect import collect
+from harness.tools import (BENCH, BUILD, CACHE, REPO, Fail, build_uml, git_describe, logger,
+                           output, tail, uml_build_key, vfsbench, vm_run)
+
+log = logger("bench")
+
+# UML memory (MB) and per-boot timeout (s) by BENCH_SIZE.
+BOOT = {"quick": (1024, 900), "reduced": (1536, 1800), "full": (3072, 3600)}
+TWO_CPUS = (os.cpu_count() or 1) >= 2
+
+# (attribute, variable, default, empty means default, what). Where "empty
+# means default" is False, BENCH_X="" is a value of its own (an empty list).
+SETTINGS = (
+    ("size", "BENCH_SIZE", "full", True, "workload sizes quick|reduced|full (bench/sizes)"),
+    ("repeats", "BENCH_REPEATS", "3", True, "boots per configuration"),
+    ("configs", "BENCH_CONFIGS", configs.DEFAULTS["uml"], False, "UML configurations"),
+    ("floor", "BENCH_FLOOR", "1", True, "the cache=never stat floor boots (0|1)"),
+    ("qemu_configs", "BENCH_QEMU_CONFIGS", configs.DEFAULTS["qemu"], False,
+     "QEMU/TCG configurations (\"\" skips)"),
+    ("qemu_size", "BENCH_QEMU_SIZE", "quick", True, "their sizes"),
+    ("qemu_workloads", "BENCH_QEMU_WORKLOADS", "floor,unlink,smallfile,fio", True, "their workloads"),
+    ("workloads", "BENCH_WORKLOADS", "floor,fio,unlink,smallfile,seq,build", True, "UML workloads"),
+    ("smp_configs", "BENCH_SMP_CONFIGS", configs.DEFAULTS["smp"], False,
+     "SMP UML 7.3 configurations (\"\" skips)"),
+    ("smp_cpus", "BENCH_SMP_CPUS", "2", True, "their vCPUs"),
+    ("smp_workloads", "BENCH_SMP_WORKLOADS", "fio", True, "their workloads (fio-1 and fio-n)"),
+    ("smp_pin_device", "BENCH_SMP_PIN_DEVICE", "", True, "taskset list for their device (unpinned)"),
+    ("smp_pin_guest", "BENCH_SMP_PIN_GUEST", "", True, "and for their guest (unpinned)"),
+    ("pin_device", "BENCH_PIN_DEVICE", None, True, "taskset list for the device in UML boots "
+     "(default BENCH_PIN, else 0)"),
+    ("pin_guest", "BENCH_PIN_GUEST", None, True, "taskset list for UML (default BENCH_PIN, else 1; "
+     "0 on a 1-CPU host)"),
+    ("pin_probe", "BENCH_PIN_PROBE", "1 0-1 0:1" if TWO_CPUS else "", False,
+     "pinnings of the probe boots of intree and ours-sync: CPUS or DEV:GUEST (\"\" skips)"),
+    ("probe_workloads", "BENCH_PROBE_WORKLOADS", "floor", True, "the probe boots' workloads"),
+    ("qemu_pin_device", "BENCH_QEMU_PIN_DEVICE", "", True, "taskset list for the QEMU boots' device"),
+    ("qemu_pin_guest", "BENCH_QEMU_PIN_GUEST", "", True, "and for QEMU (default unpinned)"),
+    ("make_dir", "BENCH_MAKE_DIR", "tools/objtool", True, "what the build workload makes"),
+    ("probe_repeats", "BENCH_PROBE_REPEATS", None, True, "probes in the first N repeats only "
+     "(default BENCH_REPEATS)"),
+    ("flavor", "BENCH_FLAVOR", "bench", True, "UML kernel flavor bench|debug (debug only to "
+     "validate the scripts)"),
+    ("mem", "BENCH_MEM", None, True, "UML memory, MB (default by size)"),
+    ("timeout", "BENCH_TIMEOUT", None, True, "per boot, s (default by size)"),
+    ("outdir", "BENCH_OUT", os.path.join(REPO, "bench", "results"), True, "where the report goes"),
+    ("name", "BENCH_NAME", None, True, "report name (default <date>-<host>)"),
+    ("notes", "BENCH_NOTES", None, True, "Markdown inserted before the summary "
+     "(default <BENCH_OUT>/<name>.notes.md)"),
+)
+# The settings the report's command line names, in its order (quoted: lists).
+COMMAND = ("size", "repeats", "pin_device", "pin_guest", "qemu_pin_device", "qemu_pin_guest",
+           "flavor", "configs'", "qemu_configs'", "qemu_size", "smp_configs'", "smp_cpus",
+           "smp_workloads", "smp_pin_device", "smp_pin_guest", "workloads", "floor", "pin_probe'",
+           "probe_repeats", "make_dir")
+
+
+class Settings:
+    """The BENCH_* variables, their defaults filled in."""
+
+    def __init__(self, environ):
+        for attr, var, default, empty_default, _ in SETTINGS:
+            v = environ.get(var)
+            if v is None or (empty_default and v == ""):
+                v = default
+            setattr(self, attr, v)
+        pin = environ.get("BENCH_PIN") or None
+        self.pin_device = self.pin_device or pin or "0"
+        self.pin_guest = self.pin_guest or pin or ("1" if TWO_CPUS else "0")
+        self.probe_repeats = self.probe_repeats or self.repeats
+        if self.size not in BOOT:
+            raise ValueError("BENCH_SIZE=quick|reduced|full")
+        self.mem = self.mem or str(BOOT[self.size][0])
+        self.timeout = self.timeout or str(BOOT[self.size][1])
+        self.name = self.name or "%s-%s" % (utcnow().strftime("%Y-%m-%d"),
+                                            os.uname().nodename.split(".")[0])
+        self.notes = self.notes or os.path.join(self.outdir, self.name + ".notes.md")
+        self.repeats_n, self.probe_repeats_n = int(self.repeats), int(self.probe_repeats)
+        for group, attr in (("uml", "configs"), ("qemu", "qemu_configs"), ("smp", "smp_configs")):
+            for c in getattr(self, attr).split():
+                configs.get(c, group)  # UnknownConfig before any boot
+
+    def command(self):
+        words = []
+        for a in COMMAND:
+            var = next(v for at, v, *_ in SETTINGS if at == a.rstrip("'"))
+            q = "'" if a.endswith("'") else ""
+            words.append("%s=%s%s%s" % (var, q, getattr(self, a.rstrip("'")), q))
+        return "make bench (%s)" % " ".join(words)
+
+
+def usage():
+    lines = [__doc__.rstrip(), "", "Environment:"]
+    for _, var, default, _, what in SETTINGS:
+        lines.append("  %-22s %s%s" % (var, what, "" if default is None else " [%s]" % default))
+    lines.append("  %-22s both BENCH_PIN_DEVICE and BENCH_PIN_GUEST (they win where given)"
+                 % "BENCH_PIN")
+    for group, title in (("uml", "UML 6.12"), ("smp", "SMP UML 7.3"), ("qemu", "QEMU/TCG")):
+        lines += ["", "Configurations, %s (harness/configs.py):" % title]
+        lines += ["  %-22s %s" % (n, configs.get(n).meaning) for n in configs.names(group)]
+    return "\n".join(lines) + "\n"
+
+
+def utcnow():
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+def hms(s):
+    return "%dm%02ds" % (s // 60, s % 60)
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+# ---------------------------------------------------------------- helpers
+
+TARBALL_PATHS = ("tools/objtool", "tools/lib/subcmd", "tools/include", "tools/arch/x86",
+                 "tools/build", "tools/scripts", "tools/lib/string.c", "tools/lib/ctype.c",
+                 "tools/lib/rbtree.c", "tools/lib/str_error_r.c", "tools/lib/zalloc.c",
+                 "tools/lib/bitmap.c", "tools/lib/list_sort.c", "tools/lib/hweight.c",
+                 "tools/lib/find_bit.c")
+TARBALL_UNPACK = ("*/tools/objtool/*", "*/tools/lib/*", "*/tools/include/*", "*/tools/arch/x86/*",
+                  "*/tools/build/*", "*/tools/scripts/*")
+
+
+def build_tarball():
+    """The build workload: objtool and libsubcmd from Debian's
+    linux-source-6.12 (the tree the UML kernel is built from; about 400
+    files, 3.4 MB)."""
+    tarball = os.path.join(BUILD, "objtool-src.tar.gz")
+    if os.path.exists(tarball) and os.path.getsize(tarball) > 0:
+        return tarball
+    log("making the build workload's tarball (objtool from linux-source-6.12)")
+    kdir = output([os.path.join(REPO, "scripts", "fetch-kernel.sh"), "6.12"])
+    if not kdir:
+        raise Fail("cannot fetch linux-source-6.12")
+    with open(os.path.join(kdir, "version")) as f:
+        src = os.path.join(CACHE, "uml", "src-" + f.read().strip())
+    with tempfile.TemporaryDirectory() as tmpx:
+        if not os.path.isdir(os.path.join(src, "tools", "objtool")):
+            if subprocess.run(["tar", "-xJf", os.path.join(kdir, "source.tar.xz"), "-C", tmpx,
+                               "--strip-components=1", "--wildcards"] + list(TARBALL_UNPACK),
+                              check=False).returncode:
+                raise Fail("cannot unpack objtool")
+            src = tmpx
+        if subprocess.run(["tar", "-czf", tarball + ".tmp"] + list(TARBALL_PATHS), cwd=src,
+                          check=False).returncode:
+            raise Fail("cannot make %s" % tarball)
+        os.replace(tarball + ".tmp", tarball)
+    return tarball
+
+
+def tarball_line(tarball):
+    with tarfile.open(tarball) as t:
+        files = sum(1 for m in t.getmembers() if not m.isdir())
+    return "%s %d bytes, %d files" % (os.path.basename(tarball), os.path.getsize(tarball), files)
+
+
+# ---------------------------------------------------------------- runs
+
+def run_list(s):
+    """(kind, config, repeat): repeats outermost, so that drift spreads over
+    configurations."""
+    runs = []
+    uml = s.configs.split()
+    for r in range(1, s.repeats_n + 1):
+        runs += [("main", c, r) for c in uml]
+        if s.floor == "1":
+            runs += [("floor", c, r) for c in uml if c != "tmpfs"]
+        runs += [("qemu", c, r) for c in s.qemu_configs.split()]
+        runs += [("smp", c, r) for c in s.smp_configs.split()]
+        for c in configs.PROBED:
+            if r <= s.probe_repeats_n and c in uml:
+                runs += [("probe", "%s/pin%s" % (c, p), r) for p in s.pin_probe.split()]
+    return runs
+
+
+def uml_args(s, name, pin=None):
+    """tests/vm/run options of a UML configuration; PIN is CPUS (device and
+    guest) or DEV:GUEST."""
+    c = configs.get(name)
+    pd, pg = s.pin_device, s.pin_guest
+    if pin:
+        pd, pg = pin.split(":")[0], pin.split(":", 1)[-1]
+    head = []
+    if c.group == "smp":
+        # a sync queue and a request queue per vCPU (tests/vm/run's default)
+        pd, pg = s.smp_pin_device, s.smp_pin_guest
+        head = ["--kernel", "7.3", "--cpus", s.smp_cpus]
+    return head + ["--substrate", "uml", "--flavor", s.flavor, "--pin-device", pd,
+                   "--pin-guest", pg, "--mem", s.mem] + list(c.run_args)
+
+
+def qemu_args(s, name):
+    args = ["--substrate", "qemu", "--kernel", "6.12", "--cpus", "2"]
+    if s.qemu_pin_device:
+        args += ["--pin-device", s.qemu_pin_device]
+    if s.qemu_pin_guest:
+        args += ["--pin-guest", s.qemu_pin_guest]
+    return args + list(configs.get(name, "qemu").run_args)
+
+
+def boot_args(s, kind, c):
+    """(tests/vm/run options, guest-bench.sh options) of one boot."""
+    if kind == "main":
+        return uml_args(s, c), ["--size", s.size, "--workloads", s.workloads]
+    if kind == "floor":
+        return uml_args(s, c) + ["--dev-opts", "--cache=never"], ["--size", s.size, "--workloads", "floor"]
+    if kind == "probe":
+        name, pin = c.split("/pin", 1)
+        return uml_args(s, name, pin), ["--size", "quick", "--workloads", s.probe_workloads]
+    if kind == "qemu":
+        return qemu_args(s, c), ["--size", s.qemu_size, "--workloads", s.qemu_workloads]
+    return uml_args(s, c), ["--size", s.size, "--workloads", s.smp_workloads]
+
+
+def boot(s, ctx, i, kind, c, r):
+    """One boot; returns its manifest line."""
+    rid = "%03d-%s-%s-r%s" % (i, kind, c.replace("/", "-"), r)
+    d = os.path.join(ctx["raw"], rid)
+    args, gargs = boot_args(s, kind, c)
+    guest = ["sh", os.path.join(BENCH, "guest-bench.sh"), "--label", c] + gargs + [
+        "--vfsbench", ctx["vfsbench"], "--tarball", ctx["tarball"], "--make-dir", s.make_dir]
+    load0 = loadavg()
+    errpath = os.path.join(ctx["raw"], rid + ".stderr")
+    t0 = time.time()
+    with open(errpath, "w") as err:
+        rc = vm_run(args + ["--timeout", s.timeout, "--results", d, "--quiet"], guest, stderr=err)
+    t1 = time.time()
+    if rc != 0:
+        log("  exit status %d:" % rc)
+        for line in tail(errpath, 5):
+            print(line, file=sys.stderr)
+    key = uml_build_key(s.flavor, "7.3") if kind == "smp" else uml_build_key(s.flavor)
+    return {"id": rid, "kind": kind, "config": c, "repeat": r, "rc": rc,
+            "host_s": round(t1 - t0, 3), "load_before": load0, "load_after": loadavg(),
+            "uml_build_key": key, "driver_version": git_describe(), "dir": d,
+            "run_args": args + ["--"] + gargs}
+
+
+def run_boots(s, ctx):
+    runs = run_list(s)
+    total = len(runs)
+    log("%d boots: UML [%s] x %s (%s, workloads %s), floor boots %s, QEMU [%s] (%s), "
+        "SMP UML 7.3 [%s] x %s vCPUs (%s); raw runs in %s"
+        % (total, s.configs, s.repeats, s.size, s.workloads, s.floor, s.qemu_configs, s.qemu_size,
+           s.smp_configs, s.smp_cpus, s.smp_workloads, ctx["raw"]))
+    log("pinning (taskset -c): UML device %s, guest %s; QEMU device %s, guest %s; probes [%s]"
+        % (s.pin_device, s.pin_guest, s.qemu_pin_device or "unpinned",
+           s.qemu_pin_guest or "unpinned", s.pin_probe))
+    with open(os.path.join(ctx["raw"], "manifest.jsonl"), "w") as manifest:
+        for i, (kind, c, r) in enumerate(runs, 1):
+            el = int(time.time() - ctx["t_start"])
+            eta = ", ETA %s" % hms(el * (total - i + 1) // (i - 1)) if i > 1 else ""
+            log("[%d/%d] %s %s repeat %d/%s (elapsed %s%s, load %s)"
+                % (i, total, kind, c, r, s.repeats, hms(el), eta, loadavg()))
+            manifest.write(json.dumps(boot(s, ctx, i, kind, c, r)) + "\n")
+            manifest.flush()
+
+
+# ---------------------------------------------------------------- environment
+
+def environment(s, ctx):
+    """The run's env file: KEY=VALUE lines for the report."""
+    with open("/proc/cpuinfo") as f:
+        model = next((ln.split(": ", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
+    frags = ""
+    for fn in ("uml-base.config", "uml-%s.config" % s.flavor):
+        try:
+            with open(os.path.join(REPO, "tests", "vm", fn)) as f:
+                frags += "".join(ln.rstrip("\n") + " " for ln in f if ln.startswith("CONFIG"))
+        except OSError:
+            pass
+    qemu = output(["qemu-system-x86_64", "--version"]).split("\n")[0]
+    env = (
+        ("date", utcnow().strftime("%Y-%m-%dT%H:%M:%SZ")),
+        ("host", os.uname().nodename.split(".")[0]), ("host_kernel", os.uname().release),
+        ("host_cpus", str(len(os.sched_getaffinity(0)))), ("host_cpu_model", model),
+        ("driver_version", git_describe()),
+        ("driver_commit", output(["git", "-C", REPO, "rev-parse", "HEAD"])),
+        ("uml_kernel", ctx["linux"]), ("uml73_kernel", ctx["linux73"]),
+        ("smp_cpus", s.smp_cpus), ("smp_pin_device", s.smp_pin_device),
+        ("smp_pin_guest", s.smp_pin_guest), ("smp_workloads", s.smp_workloads),
+        ("uml_flavor", s.flavor), ("uml_fragments", frags),
+        ("fio_version", output(["fio", "--version"])),
+        ("gcc_version", output(["gcc", "-dumpfullversion"])), ("qemu_version", qemu),
+        ("pin_device", s.pin_device), ("pin_guest", s.pin_guest),
+        ("qemu_pin_device", s.qemu_pin_device), ("qemu_pin_guest", s.qemu_pin_guest),
+        ("pin_probe", s.pin_probe), ("size", s.size), ("qemu_size", s.qemu_size),
+        ("repeats", s.repeats), ("mem_mb", s.mem), ("make_dir", s.make_dir),
+        ("tarball", tarball_line(ctx["tarball"])),
+        ("device", "vhost-user-fs/vhost-user-fs, options from tests/vm/run: "
+         "--request-queues=<vCPUs> --sync-queues=<vCPUs> (UML: 1 and 1), device defaults otherwise "
+         "(cache=auto, no writeback, 1 worker); floor boots add --cache=never"),
+        ("command", s.command()),
+        ("wall_s", str(int(time.time() - ctx["t_start"]))),
+    )
+    with open(os.path.join(ctx["raw"], "env"), "w") as f:
+        f.writelines("%s=%s\n" % kv for kv in env)
+
+
+def main(argv):
+    if len(argv) > 1:
+        sys.stdout.write(usage())
+        return 0 if argv[1] in ("-h", "--help") else 2
+    try:
+        s = Settings(os.environ)
+    except ValueError as e:  # UnknownConfig too
+        log(e)
+        return 2
+    ctx = {"t_start": time.time(), "linux": "", "linux73": ""}
+    try:
+        # 1. Helpers: vfsbench and the build workload's tarball.
+        ctx["vfsbench"] = vfsbench()
+        ctx["tarball"] = build_tarball()
+        # 2. The UML kernels (built on first use; the runs would each wait for them).
+        if s.configs.split():
+            log("UML kernel (%s flavor; built on first use, about 10 minutes)" % s.flavor)
+            ctx["linux"] = build_uml(s.flavor)
+        if s.smp_configs.split():
+            log("SMP UML 7.3 kernel (%s flavor; built on first use, about 15 minutes)" % s.flavor)
+            ctx["linux73"] = build_uml(s.flavor, "7.3")
+        # 3. The boots, 4. the environment, then the JSON and the report.
+        ctx["raw"] = os.path.join(BUILD, "runs", "%s-%s" % (
+            s.name, utcnow().strftime("%H%M%S")))
+        os.makedirs(ctx["raw"], exist_ok=True)
+        run_boots(s, ctx)
+        environment(s, ctx)
+    except Fail as e:
+        log(e)
+        return 1
+    os.makedirs(s.outdir, exist_ok=True)
+    jpath = os.path.join(s.outdir, s.name + ".json")
+    try:
+        data = collect(ctx["raw"])
+    except (OSError, ValueError) as e:
+        log("collect failed: %s" % e)
+        return 1
+    with open(jpath, "w") as f:
+        json.dump(data, f, indent=1)
+        f.write("\n")
+    report.render(jpath, os.path.join(s.outdir, s.name + ".md"), os.path.join(s.outdir, s.name), s.notes)
+    log("done in %s: %s" % (hms(int(time.time() - ctx["t_start"])), os.path.join(s.outdir, s.name + ".md")))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,96 @@
+# SPDX-License-Identifier: GPL-2.0
+"""A bench run's raw directory into one JSON document (report.py collect).
+
+RAWDIR holds manifest.jsonl (one line per boot, written by bench.py), env
+(KEY=VALUE lines) and, per boot, the directory tests/vm/run --results left
+(out, status, driver-stats, dev-stats, cmd-time, dmesg, pinning,
+cpu-times, cmdline) and ID.stderr.
+"""
+import json
+import os
+import re
+
+from harness import counters
+
+FORMAT = "virtio-fs-sync-bench/1"
+FIO_KEEP = ("io_bytes", "io_kbytes", "bw", "iops", "runtime", "total_ios")
+FIO_PERCENTILES = ("1.000000", "10.000000", "50.000000", "90.000000", "99.000000", "99.900000")
+
+
+def read(path, default=None):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return default
+
+
+def slim_fio(fio):
+    """The parts of fio's JSON the report uses (the rest is bulky)."""
+    out = {"fio version": fio.get("fio version")}
+    job = (fio.get("jobs") or [{}])[0]
+    out["job"] = {k: job.get(k) for k in ("jobname", "job_runtime", "usr_cpu", "sys_cpu",
+                                          "ctx", "error")}
+    for d in ("read", "write"):
+        s = job.get(d, {})
+        o = {k: s.get(k) for k in FIO_KEEP}
+        for lat in ("clat_ns", "lat_ns"):
+            ls = s.get(lat, {})
+            o[lat] = {k: ls.get(k) for k in ("min", "max", "mean", "stddev", "N")}
+            pct = ls.get("percentile")
+            if pct:
+                o[lat]["percentile"] = {k: v for k, v in pct.items() if k in FIO_PERCENTILES}
+        out[d] = o
+    return out
+
+
+def result_lines(text):
+    """guest-bench.sh's JSON lines (fio's slimmed) and the other lines."""
+    lines, other = [], []
+    for ln in text.splitlines():
+        if ln.startswith('{"phase"'):
+            try:
+                obj = json.loads(ln)
+            except ValueError as e:
+                other.append("unparsable line: %s: %s" % (e, ln[:200]))
+                continue
+            if "fio" in obj:
+                obj["fio"] = slim_fio(obj["fio"])
+            lines.append(obj)
+        elif ln.strip():
+            other.append(ln)
+    return lines, other
+
+
+def run_record(raw, m):
+    """One manifest line M with what its boot left."""
+    d = m.pop("dir")
+
+    def text(name):
+        return read(os.path.join(d, name), "") or ""
+    m["raw_dir"] = os.path.relpath(d, os.path.dirname(os.path.dirname(raw)))
+    status = read(os.path.join(d, "status"))
+    m["guest_status"] = int(status) if status and status.strip().isdigit() else None
+    m["lines"], other = result_lines(text("out"))
+    m["guest_log_tail"] = other[-20:]
+    m["driver_stats"] = counters.driver_rows(text("driver-stats"))
+    m["dev_stats"] = counters.kv_rows(text("dev-stats"))
+    ct = text("cmd-time").split()
+    m["cmd_time"] = [float(x) for x in ct] if len(ct) == 2 else None
+    pin = read(os.path.join(d, "pinning"))
+    m["pinning"] = counters.pairs(pin) if pin is not None else None
+    cpu = read(os.path.join(d, "cpu-times"))
+    m["cpu_times"] = counters.cpu_times(cpu) if cpu is not None else None
+    mv = re.search(r"Linux version (\S+)", text("dmesg"))
+    m["guest_kernel"] = mv.group(1) if mv else None
+    m["cmdline"] = text("cmdline").strip()
+    stderr = read(os.path.join(raw, m["id"] + ".stderr"), "") or ""
+    m["runner_stderr_tail"] = stderr.splitlines()[-10:]
+    return m
+
+
+def collect(raw):
+    env = counters.pairs(read(os.path.join(raw, "env"), "") or "", strip=False)
+    with open(os.path.join(raw, "manifest.jsonl")) as f:
+        runs = [run_record(raw, json.loads(line)) for line in f]
+    return {"format": FORMAT, "env": env, "runs": runs}

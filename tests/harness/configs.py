@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The benchmark configurations: one place for what each is, where it boots,
+which tests/vm/run options make it, which driver the guest's share runs on,
+and whether the sync path runs in it (inline completions).
+
+A group is where the configuration boots: "uml" (UML 6.12, one vCPU),
+"smp" (SMP UML 7.3, --kernel 7.3 --cpus N) and "qemu" (QEMU/TCG, 6.12 cloud
+kernel, 2 vCPUs). bench.py turns a configuration into tests/vm/run options,
+report.py groups, colours and checks runs by it, abuml.py checks each
+configuration ran on its driver.
+"""
+import collections
+
+Config = collections.namedtuple(
+    "Config", "name group meaning run_args guest_driver sync color")
+# run_args: the tests/vm/run options that choose driver and device;
+# guest_driver: the file system type of the mounted share in the guest
+# (tmpfs, virtiofs, virtio_fs_sync); sync: the sync path completes requests
+# inline there; color: its bars in the report's charts.
+
+DEFAULT_COLOR = "#17becf"
+
+_UML = (
+    ("tmpfs", "guest tmpfs, no virtio-fs (the ceiling)",
+     ("--driver", "none"), "tmpfs", False, "#7f7f7f"),
+    ("intree", "in-tree virtiofs on the reference device",
+     ("--driver", "intree"), "virtiofs", False, "#1f77b4"),
+    ("ours-async", "virtio_fs_sync with sync=0 (the interrupt-driven path)",
+     ("--driver", "ours", "--sync", "off"), "virtio_fs_sync", False, "#ff7f0e"),
+    ("ours-sync", "virtio_fs_sync with the sync queues the device offers",
+     ("--driver", "ours", "--sync", "on"), "virtio_fs_sync", True, "#2ca02c"),
+    ("ours-sync-inband", "ours-sync with the stock in-band kicks (device --no-kick-channel)",
+     ("--driver", "ours", "--sync", "on", "--dev-opts", "--no-kick-channel"),
+     "virtio_fs_sync", True, DEFAULT_COLOR),
+)
+
+_QEMU = (
+    ("q-tmpfs", "guest tmpfs", ("--driver", "none"), "tmpfs", "#7f7f7f"),
+    ("q-intree", "in-tree virtiofs on the reference device",
+     ("--driver", "intree"), "virtiofs", "#1f77b4"),
+    ("q-ours", "virtio_fs_sync (QEMU does not pass VIRTIO_FS_F_SYNC: the interrupt-driven path)",
+     ("--driver", "ours", "--sync", "on"), "virtio_fs_sync", "#ff7f0e"),
+    ("q-intree-virtiofsd", "in-tree virtiofs on virtiofsd",
+     ("--driver", "intree", "--device", "virtiofsd"), "virtiofs", "#9467bd"),
+    ("q-ours-virtiofsd", "virtio_fs_sync on virtiofsd",
+     ("--driver", "ours", "--device", "virtiofsd"), "virtio_fs_sync", "#8c564b"),
+)
+
+
+def _all():
+    out = []
+    for name, meaning, args, drv, sync, color in _UML:
+        out.append(Config(name, "uml", meaning, args, drv, sync, color))
+    for name, meaning, args, drv, sync, _ in _UML:
+        out.append(Config("smp-" + name, "smp", meaning + ", on SMP UML 7.3 (--kernel 7.3 --cpus N)",
+                          args, drv, sync, DEFAULT_COLOR))
+    for name, meaning, args, drv, color in _QEMU:
+        out.append(Config(name, "qemu", meaning, args, drv, False, color))
+    return collections.OrderedDict((c.name, c) for c in out)
+
+
+CONFIGS = _all()
+
+# What make bench runs by default, and the ratios the report gives (a vs b),
+# per group.
+DEFAULTS = {
+    "uml": "tmpfs intree ours-async ours-sync",
+    "qemu": "q-intree q-ours q-intree-virtiofsd",
+    "smp": "smp-intree smp-ours-sync smp-ours-sync-inband",
+}
+RATIOS = {
+    "uml": (("ours-sync", "intree"), ("ours-sync", "ours-async"), ("ours-async", "intree")),
+    "qemu": (("q-ours", "q-intree"), ("q-intree", "q-intree-virtiofsd")),
+    "smp": (("smp-ours-sync", "smp-intree"), ("smp-ours-sync", "smp-ours-sync-inband")),
+}
+# The pinning probes compare these two.
+PROBED = ("intree", "ours-sync")
+
+
+class UnknownConfig(ValueError):
+    pass
+
+
+def get(name, group=None):
+    """The configuration NAME (of GROUP, if given)."""
+    c = CONFIGS.get(name)
+    if c is None or (group and c.group != group):
+        raise UnknownConfig("unknown configuration %s%s" % (name, " (%s)" % group if group else ""))
+    return c
+
+
+def names(group):
+    return [c.name for c in CONFIGS.values() if c.group == group]
+
+
+def color(name):
+    c = CONFIGS.get(name)
+    return c.color if c else DEFAULT_COLOR
+
+
+def sync_names():
+    """The configurations in which the sync path runs, default ones first."""
+    default = [n for g in ("uml", "smp") for n in DEFAULTS[g].split() if CONFIGS[n].sync]
+    return default
+
+
+def ratios(group, present):
+    """The ratio pairs of GROUP whose both sides are in PRESENT."""
+    return [(a, b) for a, b in RATIOS[group] if a in present and b in present]

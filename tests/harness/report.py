@@ -1,0 +1,641 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The benchmark report of make bench (python3 standard library only).
+
+  report.py collect RAWDIR > results.json
+      read RAWDIR/manifest.jsonl, RAWDIR/env and every run directory that
+      tests/vm/run --results left (out, status, driver-stats, dev-stats,
+      cmd-time, dmesg, pinning, cpu-times) into one JSON document
+  report.py render results.json report.md SVGDIR [NOTES.md]
+      the Markdown report with one table per workload, SVG bar charts in
+      SVGDIR (linked relative to report.md), the counters that show where
+      the sync path ran, and a summary of ratios; NOTES.md, if given, is
+      inserted before the summary
+  report.py summary FILE...
+      a plain-text table of guest-bench.sh lines (for ab-in-guest.sh)
+
+Every figure in the report is computed here from the JSON: medians, minima
+and maxima over the repeats, and ratios of medians. The entry point is
+bench/report.py.
+"""
+import html
+import json
+import os
+import sys
+
+from harness import configs, counters, metrics, sizes
+from harness.charts import slug, svg_bars
+from harness.collect import collect, read, slim_fio
+from harness.stats import cell, fmt, ratio_cell, stats3
+
+SIZES_TEXT = """Sizes (`bench/guest-bench.sh`): `full` is benchmarks.md (fio {full_fio} file,
+{full_fio_s} s; {full_unlink} files for unlink; {full_sf} small files; {full_seq} sequential; stat loop
+{full_stat}); `reduced` is fio {reduced_fio}, {reduced_fio_s} s; {reduced_unlink} files for unlink (the size of
+the baseline in benchmarks.md); {reduced_sf} small files; {reduced_seq} sequential; stat
+loop {reduced_stat}; `quick` is fio {quick_fio}, {quick_fio_s} s; {quick_unlink} files for unlink; {quick_sf} small
+files; {quick_seq} sequential; stat loop {quick_stat} (getppid loop {full_null} / {reduced_null} /
+{quick_null}; clock pairs {full_pair} / {reduced_pair} / {quick_pair}). The build is the same at every
+size. fio files are laid out before fio starts, with 1 MiB writes.
+Caches are dropped (`echo 3 > /proc/sys/vm/drop_caches`) before every phase,
+and inside the unlink and small-file programs between their own phases.
+Times come from `CLOCK_MONOTONIC` around whole loops except the unlink latencies,
+which time each call and so include one `clock_gettime` pair each: the same
+run measures that pair (a trapped syscall in UML) and the table shows both the
+raw figures and the figures minus the pair. UML is uniprocessor, so in UML
+"one per vCPU" is one job: the fio and small-file runs are the 1-job ones only.
+UML charges all of its guest's CPU time as system time (user time reads 0 in
+both /proc/stat and getrusage), so in UML only user + system means anything."""
+
+CONFIG_TEXT = """Configurations (same device binary, same share, one boot each per repeat,
+repeats interleaved): `tmpfs` = guest tmpfs, no virtio-fs (the ceiling);
+`intree` = in-tree virtiofs on the reference device (UML has one vCPU, so one
+request queue: intree-1q and intree-mq are the same here); `ours-async` =
+virtio_fs_sync with `sync=0`; `ours-sync` = virtio_fs_sync with the sync queue
+the device offers. The reference device offers `VIRTIO_FS_F_SYNC` in every
+run; only `ours-sync` accepts it. Floor boots start the device with
+`--cache=never` (no attribute caching: every stat() is a FUSE GETATTR) and run
+only the floor phases. There is no way to kick a queue with nothing to do
+(neither the driver nor the device exposes one), so the floor measured is
+the cheapest FUSE request: stat() of one file with attribute caching off; the
+syscall floor (getppid) and the tmpfs stat are given beside it."""
+
+ENV_ROWS = (("date", "date (UTC)"), ("host", "host"), ("host_kernel", "host kernel"),
+            ("host_cpus", "host CPUs"), ("host_cpu_model", "CPU"),
+            ("driver_version", "driver (`git describe`)"),
+            ("uml_flavor", "UML kernel flavor"), ("uml_fragments", "UML config fragments"),
+            ("qemu_version", "QEMU"), ("fio_version", "fio"), ("gcc_version", "gcc"),
+            ("device", "device"), ("pin", "pinning (taskset -c, device and UML on one list)"),
+            ("mem_mb", "UML guest memory, MB"), ("size", "UML workload sizes (BENCH_SIZE)"),
+            ("qemu_size", "QEMU workload sizes"), ("repeats", "boots per configuration"),
+            ("tarball", "build workload"), ("wall_s", "wall time of the whole run, s"))
+
+# The summary's ratios: (workload, row) for each pair of configurations.
+SUMMARY_UML = (("floor", "stat() of one file, device cache=never (floor boots), us/call"),
+               ("floor", "stat(), cache=never, in getppid() costs of the same boot"),
+               ("unlink", "mean, us"), ("unlink", "median, us"),
+               ("unlink", "median minus the pair, us"),
+               ("unlink", "median, in getppid() costs of the same boot"),
+               ("fio-1", "read MiB/s"), ("fio-1", "write MiB/s"),
+               ("smallfile-1", "create+write/s"), ("smallfile-1", "stat/s"),
+               ("smallfile-1", "open+read/s"), ("smallfile-1", "unlink/s"),
+               ("seq", "write, no fsync, MiB/s"), ("seq", "write + final fsync, MiB/s"),
+               ("seq", "read (caches dropped), MiB/s"),
+               ("build", "make elapsed, s"), ("build", "make system CPU (rusage), s"))
+SUMMARY_QEMU = (("floor", "stat() of one file, device cache=auto (attributes cached), us/call"),
+                ("unlink", "mean, us"), ("fio-1", "read MiB/s"), ("smallfile-1", "stat/s"),
+                ("smallfile-n", "stat/s"), ("fio-n", "read MiB/s"))
+PROBE_ROWS = ("stat() of one file, device cache=auto (attributes cached), us/call",
+              "getppid() syscall, us/call", "mean, us", "median, us", "mean minus the pair, us",
+              "median minus the pair, us", "median, in getppid() costs of the same boot")
+FLOOR_STAT = "stat() of one file, device cache=never (floor boots), us/call"
+
+# Run kinds: main and floor boots are UML 6.12 ("uml" configurations).
+KIND_GROUP = {"qemu": "qemu", "probe": "probe", "smp": "smp"}
+KIND_ORDER = {"main": 0, "floor": 1, "probe": 2, "qemu": 3}
+
+
+def sizes_text(runs):
+    """SIZES_TEXT with the figures the runs recorded (guest-bench.sh's env
+    line), those of bench/sizes for sizes they do not record."""
+    table = sizes.load()
+    for r in runs:
+        for ln in r.get("lines", []):
+            if ln.get("phase") == "env" and isinstance(ln.get("sizes"), dict):
+                table[ln.get("size")] = ln["sizes"]
+    f = {}
+    for name in ("full", "reduced", "quick"):
+        s = table[name]
+        f.update({name + "_fio": sizes.mib(s["fio_mib"]), name + "_fio_s": s["fio_runtime_s"],
+                  name + "_unlink": sizes.count(s["unlink_n"]),
+                  name + "_sf": sizes.count(s["smallfile_n"]), name + "_seq": sizes.mib(s["seq_mib"]),
+                  name + "_stat": sizes.count(s["stat_n"]), name + "_null": sizes.count(s["nullsys_n"]),
+                  name + "_pair": sizes.count(s["clockpair_n"])})
+    return SIZES_TEXT.format(**f)
+
+
+def pin_word(env, key):
+    return "`%s`" % env[key] if env.get(key) else "unpinned"
+
+
+class Report:
+    """One rendering: the JSON's runs and env, the Markdown lines so far."""
+
+    def __init__(self, data, jpath, mdpath, svgdir):
+        self.env = data["env"]
+        self.runs = data["runs"]
+        self.jpath, self.mdpath, self.svgdir = jpath, mdpath, svgdir
+        self.svgrel = os.path.relpath(svgdir, os.path.dirname(os.path.abspath(mdpath)))
+        self.md = []
+        self.summary = []
+        self.groups = {"uml": [], "qemu": [], "probe": [], "smp": []}
+        for r in self.runs:
+            lst = self.groups[KIND_GROUP.get(r["kind"], "uml")]
+            if r["config"] not in lst:
+                lst.append(r["config"])
+        self.sizes = {}
+        for r in self.runs:
+            for ln in r.get("lines", []):
+                if ln.get("phase") == "env":
+                    self.sizes.setdefault(r["kind"] if r["kind"] in ("qemu", "smp") else "uml",
+                                          ln.get("size"))
+
+    def p(self, line):
+        self.md.append(line)
+
+    def runs_of(self, kind, config):
+        return [r for r in self.runs if r["kind"] == kind and r["config"] == config
+                and r["rc"] == 0 and r.get("lines")]
+
+    # ---------------------------------------------------------- header
+
+    def header(self):
+        p, env = self.p, self.env
+        p("# virtio-fs-sync A/B benchmark: %s" % os.path.splitext(os.path.basename(self.mdpath))[0])
+        p("")
+        p("Generated by `bench/report.py` from `%s` (every figure below is computed "
+          "from that file). Command: `%s`." % (os.path.basename(self.jpath),
+                                                env.get("command", "make bench")))
+        p("")
+
+    def environment(self):
+        p, env, runs = self.p, self.env, self.runs
+        p("## Environment")
+        p("")
+        p("| | |")
+        p("| --- | --- |")
+        for k, label in ENV_ROWS:
+            if env.get(k):
+                p("| %s | %s |" % (label, env[k].replace("|", "\\|")))
+        if "pin_device" in env:
+            p("| pinning (taskset -c) | UML boots: device `%s`, guest `%s`; QEMU boots: device %s, "
+              "guest %s |" % (env.get("pin_device") or "-", env.get("pin_guest") or "-",
+                              pin_word(env, "qemu_pin_device"), pin_word(env, "qemu_pin_guest")))
+        kernels = sorted({r.get("guest_kernel") for r in runs if r.get("guest_kernel")})
+        p("| guest kernels (from dmesg) | %s |" % ", ".join(kernels))
+        loads = [r["load_before"] for r in runs] + [r["load_after"] for r in runs]
+        if loads:
+            l1 = [float(x.split()[0]) for x in loads]
+            p("| host load average (1 min) around the boots | %.2f–%.2f |" % (min(l1), max(l1)))
+        p("")
+
+    def warnings(self):
+        """The kernel or tree changed during the run; a debug kernel."""
+        p, runs = self.p, self.runs
+        bykey = {}
+        for r in runs:
+            if r["kind"] != "qemu" and r.get("uml_build_key"):
+                bykey.setdefault(r["uml_build_key"], []).append(r["id"])
+        if len(bykey) > 1:
+            main_key = max(bykey, key=lambda k: len(bykey[k]))
+            others = ["%s (%s)" % (k, ", ".join("`%s`" % i for i in ids))
+                      for k, ids in bykey.items() if k != main_key]
+            p("**The UML kernel (driver sources) changed during the run:** %d UML boots ran on build "
+              "key %s, these on others: %s. Compare the figures with that in mind."
+              % (len(bykey[main_key]), main_key, "; ".join(others)))
+            p("")
+        vers = sorted({r.get("driver_version") for r in runs if r.get("driver_version")})
+        if len(vers) > 1:
+            p("The work tree moved during the run (`git describe` after the boots: %s; other "
+              "developers commit to the same tree). UML boots are tied to the build key above; QEMU "
+              "boots build the module from the work tree at each boot." % ", ".join(vers))
+            p("")
+        if self.env.get("uml_flavor") == "debug":
+            p("**This run used the debug UML kernel (lockdep, kmemleak): only valid to validate "
+              "the scripts, not as a benchmark.**")
+            p("")
+
+    def pinning_applied(self):
+        """What tests/vm/run read back from /proc/PID/status (Cpus_allowed_list)."""
+        p = self.p
+        have = [r for r in self.runs if r.get("pinning")]
+        if not have:
+            return
+        p("### Pinning applied (read back from `/proc/PID/status` Cpus_allowed_list)")
+        p("")
+        p("| boots | kind | device asked | device got | guest asked | guest got (every process) | check |")
+        p("| --- | --- | --- | --- | --- | --- | --- |")
+        groups = {}
+        for r in have:
+            pin = r["pinning"]
+            dev_got = pin.get("device_cpus_allowed") or ("-" if pin.get("device_pid") else "(no device)")
+            key = (r["kind"], pin.get("device_pin") or "-", dev_got,
+                   pin.get("guest_pin") or "-", pin.get("guest_cpus_allowed") or "-",
+                   pin.get("pin_check") or "-")
+            groups[key] = groups.get(key, 0) + 1
+        for key, n in sorted(groups.items(), key=lambda kv: (KIND_ORDER.get(kv[0][0], 9), kv[0])):
+            p("| %d | %s | %s | %s | %s | %s | %s |" % ((n,) + key))
+        p("")
+        bad = [r["id"] for r in have if (r["pinning"].get("pin_check") or "").startswith("mismatch")]
+        if bad:
+            p("**Pinning did not take in:** %s." % ", ".join("`%s`" % b for b in bad))
+            p("")
+
+    def method(self):
+        self.p(sizes_text(self.runs))
+        self.p("")
+        self.p(CONFIG_TEXT)
+        self.p("")
+
+    def failed_boots(self):
+        failed = [r for r in self.runs if r["rc"] != 0]
+        if not failed:
+            return
+        self.p("**Boots that failed (their figures are left out):**")
+        self.p("")
+        for r in failed:
+            tail = "; ".join(r.get("runner_stderr_tail", [])[-3:])
+            self.p("- `%s`: exit status %d. %s" % (r["id"], r["rc"], tail.replace("|", "\\|")[:400]))
+        self.p("")
+
+    # ---------------------------------------------------------- tables
+
+    def row_stats(self, kind, cfgs, get, rkind):
+        k = kind if kind in ("qemu", "probe", "smp") else rkind
+        st = {}
+        for c in cfgs:
+            if k == "floor" and c == "tmpfs":
+                rs = self.runs_of("main", c)  # no device: the stat loop of the main boots
+            else:
+                rs = self.runs_of(k, c)
+            st[c] = stats3([get(r) for r in rs])
+        return st
+
+    def table(self, kind, cfgs, wid, title, rows, ratios):
+        """One workload table and its charts; returns {label: (stats, unit, better)}."""
+        body = []
+        allstats = {}
+        for label, unit, better, get, rkind in rows:
+            if kind in ("qemu", "probe", "smp") and rkind == "floor":
+                continue  # no cache=never boots there
+            if kind == "qemu" and unit == "getppid() costs":
+                continue  # syscalls are not trapped there: no drift to cancel
+            st = self.row_stats(kind, cfgs, get, rkind)
+            if all(v is None for v in st.values()):
+                continue
+            allstats[label] = (st, unit, better)
+            cells = [cell(st[c]) for c in cfgs]
+            rcells = [ratio_cell(st.get(a), st.get(b), better) for a, b in ratios]
+            body.append("| %s | %s | %s |" % (label, " | ".join(cells), " | ".join(rcells))
+                        if ratios else "| %s | %s |" % (label, " | ".join(cells)))
+        if not allstats:
+            return allstats
+        self.p("### %s" % title)
+        self.p("")
+        hdr = ["metric"] + cfgs + ["%s vs %s" % (a, b) for a, b in ratios]
+        self.p("| " + " | ".join(hdr) + " |")
+        self.p("| " + " | ".join(["---"] * len(hdr)) + " |")
+        self.md.extend(body)
+        self.p("")
+        self.p("Median of the boots (min–max); ratios are of medians, \"better\" in the "
+               "metric's direction.")
+        self.p("")
+        self.charts(kind, cfgs, wid, title, allstats)
+        return allstats
+
+    def charts(self, kind, cfgs, wid, title, allstats):
+        """The table's charts: its marked metrics, or its first two."""
+        for label in [lb for lb in metrics.CHARTS.get(wid, []) if lb in allstats] or list(allstats)[:2]:
+            st, unit, better = allstats[label]
+            svg = svg_bars("%s: %s" % (title.split(" (")[0][:60], label), unit, better,
+                           [(c, st[c]) for c in cfgs])
+            if svg:
+                fn = "%s-%s-%s.svg" % (kind, wid, slug(label))
+                with open(os.path.join(self.svgdir, fn), "w") as f:
+                    f.write(svg)
+                self.p("![%s](%s/%s)" % (html.escape(label), self.svgrel, fn))
+                self.p("")
+
+    def guest_cpu_table(self, cfgs):
+        p = self.p
+        p("### Guest CPU time per phase (user + system, s, from /proc/stat; median)")
+        p("")
+        p("| phase | " + " | ".join(cfgs) + " |")
+        p("| --- |" + " --- |" * len(cfgs))
+        for ph in metrics.CPU_PHASES:
+            cells = []
+            for c in cfgs:
+                u = stats3([metrics.cpu_s(ph, "user")(r) for r in self.runs_of("main", c)])
+                s = stats3([metrics.cpu_s(ph, "sys")(r) for r in self.runs_of("main", c)])
+                cells.append("-" if u is None else "%s + %s" % (fmt(u[0]), fmt(s[0])))
+            if any(x != "-" for x in cells):
+                p("| %s | %s |" % (ph, " | ".join(cells)))
+        p("")
+
+    def cpu_time_table(self, kind, cfgs, title):
+        """Host CPU time of the device and of the guest per boot (tests/vm/run's cpu-times)."""
+        p = self.p
+        rows = (("device user CPU, s", "device", "user"),
+                ("device system CPU, s", "device", "sys"),
+                ("device user + system CPU, s", "device", "total"),
+                ("guest user + system CPU, host view (UML: its processes; QEMU: its threads), s",
+                 "guest", "total"),
+                ("boot, host wall time, s", None, "host_s"))
+        stats = {}
+        for label, proc, which in rows:
+            for c in cfgs:
+                rs = self.runs_of(kind, c)
+                if proc:
+                    vals = [counters.cpu_seconds(r.get("cpu_times"), proc, which) for r in rs]
+                else:
+                    vals = [r.get("host_s") for r in rs]
+                stats[(label, c)] = stats3(vals)
+        if all(stats[(rows[0][0], c)] is None for c in cfgs):
+            return
+        p("### Device and guest CPU time per boot, %s (host `wait4()` rusage; median, min–max)" % title)
+        p("")
+        p("| metric | " + " | ".join(cfgs) + " |")
+        p("| --- |" + " --- |" * len(cfgs))
+        for label, proc, which in rows:
+            p("| %s | %s |" % (label, " | ".join(cell(stats[(label, c)]) for c in cfgs)))
+        p("")
+        p("Whole boots (the guest's boot and every phase of guest-bench.sh); the device's CPU "
+          "time is the work of serving that configuration's requests, and in `ours-sync` includes "
+          "the requests run inside the kick.")
+        p("")
+
+    # ---------------------------------------------------------- sections
+
+    def uml_section(self):
+        cfgs = self.groups["uml"]
+        out = {}
+        if not cfgs:
+            return out
+        self.p("## User-Mode Linux (the sync path), %s sizes" % self.sizes.get("uml", "?"))
+        self.p("")
+        ratios = configs.ratios("uml", cfgs)
+        for wid, title, rows in metrics.workloads():
+            if wid == "build" and self.env.get("make_dir"):
+                title = title.replace("make -j<vCPUs>", "make -j<vCPUs> -C %s" % self.env["make_dir"])
+            out[wid] = self.table("uml", cfgs, wid, title, rows, ratios)
+        self.guest_cpu_table(cfgs)
+        self.cpu_time_table("main", cfgs, "UML boots")
+        self.cpu_time_table("floor", [c for c in cfgs if c != "tmpfs"],
+                            "UML floor boots (cache=never)")
+        return out
+
+    def probe_section(self):
+        p, env = self.p, self.env
+        if not [r for r in self.runs if r["kind"] == "probe" and r["rc"] == 0]:
+            return
+        p("## Pinning (short extra boots, quick sizes)")
+        p("")
+        if "pin_device" in env:
+            p("Each probe boot pins the device and UML with `tests/vm/run --pin-device/--pin-guest`: "
+              "`pinN` runs both on CPU list N (`pin1`: both on CPU 1, sharing it; `pin0-1`: both "
+              "float over CPUs 0 and 1), `pinD:G` runs the device on D and UML on G. The main "
+              "runs use device `%s`, guest `%s`." % (env.get("pin_device"), env.get("pin_guest")))
+        else:
+            p("`tests/vm/run --pin CPUS` gives the device and UML the same CPU list: `pin1` runs "
+              "both on CPU 1, `pin0-1` lets both float over the two CPUs. The main runs use `%s`."
+              % env.get("pin", "?"))
+        p("")
+        rows = [row for w in metrics.workloads() if w[0] in ("floor", "unlink") for row in w[2]
+                if row[0] in PROBE_ROWS]
+        self.table("probe", self.groups["probe"], "pin", "Pinning probe", rows, [])
+
+    def qemu_section(self):
+        cfgs = self.groups["qemu"]
+        out = {}
+        if not cfgs:
+            return out
+        self.p("## QEMU/TCG, SMP 2, Debian 6.12 cloud kernel (fallback parity; device vs virtiofsd), "
+               "%s sizes" % self.sizes.get("qemu", "?"))
+        self.p("")
+        self.p("QEMU passes only generic feature bits, so `VIRTIO_FS_F_SYNC` never reaches a "
+               "QEMU guest: `q-ours` is virtio_fs_sync on its interrupt-driven path.")
+        self.p("")
+        ratios = configs.ratios("qemu", cfgs)
+        for wid, title, rows in metrics.workloads():
+            out[wid] = self.table("qemu", cfgs, wid, title, rows, ratios)
+        self.cpu_time_table("qemu", cfgs, "QEMU boots")
+        return out
+
+    def smp_section(self):
+        cfgs, env = self.groups["smp"], self.env
+        out = {}
+        if not cfgs:
+            return out
+        self.p("## SMP User-Mode Linux 7.3, %s vCPUs, per-queue kick channels, %s sizes"
+               % (env.get("smp_cpus", "?"), self.sizes.get("smp", "?")))
+        self.p("")
+        self.p("UML 7.3 with `ncpus=%s seccomp=on`, the test kernel's per-queue kick channels "
+               "(`tests/vm/patches/7.3/uml-virtio-kick-channel.patch`, negotiated with the "
+               "reference device). `smp-intree` = in-tree virtiofs with one request queue per "
+               "vCPU; `smp-ours-sync` = virtio_fs_sync with one sync queue (and one request "
+               "queue) per vCPU; `smp-ours-sync-inband` = the same with the stock in-band kicks "
+               "(device `--no-kick-channel`: every kick of the device under one lock, on one "
+               "socket). Pinning (taskset -c): device %s, guest %s."
+               % (env.get("smp_cpus", "?"), pin_word(env, "smp_pin_device"),
+                  pin_word(env, "smp_pin_guest")))
+        self.p("")
+        ratios = configs.ratios("smp", cfgs)
+        for wid, title, rows in metrics.workloads():
+            if wid in ("fio-1", "fio-n"):
+                out[wid] = self.table("smp", cfgs, wid, title, rows, ratios)
+        self.smp_device_table(cfgs)
+        return out
+
+    def smp_device_table(self, cfgs):
+        p = self.p
+        p("| config | boots | device: channel kicks | device: sync requests | device: sync inline "
+          "| device busy time, sync queues, s (median of boots, per queue) |")
+        p("| --- | --- | --- | --- | --- | --- |")
+
+        def is_sync(q):
+            return q.get("type") == "sync"
+        for c in cfgs:
+            rs = self.runs_of("smp", c)
+            dev = [q for r in rs for q in r.get("dev_stats", [])]
+            busy = {}
+            for q in dev:
+                if is_sync(q):
+                    busy.setdefault(q.get("queue"), []).append(q.get("busy_ns", 0) / 1e9)
+            bcol = ", ".join("%s: %s" % (k, fmt(stats3(v)[0])) for k, v in sorted(busy.items())) or "-"
+            p("| %s | %d | %d | %d | %d | %s |" % (
+                c, len(rs), counters.total(dev, "channel_kicks"),
+                counters.total(dev, "requests", is_sync), counters.total(dev, "inline", is_sync), bcol))
+        p("")
+
+    def counters_section(self):
+        p = self.p
+        p("## Counters: where the sync path ran")
+        p("")
+        p("Driver counters (`/sys/fs/virtio_fs_sync/<tag>/stats`, read after unmount) and "
+          "device counters (`--stats-file`), summed over every boot of the configuration.")
+        p("")
+        p("| boots | config | driver: submitted hiprio / request / sync | driver: inline | driver: deferred "
+          "| driver: fallback | device: requests hiprio / request / sync | device: inline | device: late |")
+        p("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        check = []
+        for kind in ("main", "floor", "qemu", "smp"):
+            for c in self.groups[KIND_GROUP.get(kind, "uml")]:
+                rs = [r for r in self.runs if r["kind"] == kind and r["config"] == c]
+                if rs:
+                    check.extend(self.counters_row(kind, c, rs))
+        p("")
+        if check:
+            p("**Check failed: the sync path ran where it should not, or not where it should:** "
+              + "; ".join(check) + ".")
+        else:
+            first, *rest = configs.sync_names()
+            p("Check passed: inline completions and sync-queue requests appear only in `%s`"
+              " (and %s)." % (first, ", ".join("`%s`" % n for n in rest)))
+        p("")
+
+    def counters_row(self, kind, c, rs):
+        """One row of the counters table; returns what failed its check."""
+        # QEMU: the host tree is mounted by the driver too; only the share counts
+        drv = [q for r in rs for q in r.get("driver_stats", []) if q.get("tag") == "share"]
+        dev = [q for r in rs for q in r.get("dev_stats", [])]
+        sub = {"hiprio": 0, "request": 0, "sync": 0}
+        for q in drv:
+            t = str(q.get("queue", "")).split(".")[0]
+            sub[t] = sub.get(t, 0) + q.get("submitted", 0)
+        req = {"hiprio": 0, "request": 0, "sync": 0}
+        req.update(counters.by(dev, "type", "requests"))
+        d = counters.totals(drv, ("inline", "deferred", "fallback"))
+        v = counters.totals(dev, ("inline", "late"))
+
+        def col(have, val):
+            return val if have else "-"
+        dcol = ("%d / %d / %d" % (sub["hiprio"], sub["request"], sub["sync"])) if drv else "-"
+        vcol = ("%d / %d / %d" % (req["hiprio"], req["request"], req["sync"])) if dev else "-"
+        self.p("| %s (%d) | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            kind, len(rs), c, dcol, col(drv, d["inline"]), col(drv, d["deferred"]),
+            col(drv, d["fallback"]), vcol, col(dev, v["inline"]), col(dev, v["late"])))
+        should = c in configs.CONFIGS and configs.CONFIGS[c].sync
+        bad = []
+        if (d["inline"] > 0 or v["inline"] > 0 or req["sync"] > 0) != should and (drv or dev):
+            bad.append("%s %s: inline %d (driver) / %d (device), sync requests %d"
+                       % (kind, c, d["inline"], v["inline"], req["sync"]))
+        if should and d["inline"] == 0:
+            bad.append("%s %s: the sync path did not run (driver inline = 0)" % (kind, c))
+        return bad
+
+    # ---------------------------------------------------------- summary
+
+    def sline(self, stats, wid, label, a, b):
+        st = stats.get(wid, {}).get(label)
+        if not st:
+            return
+        s, unit, better = st
+        if s.get(a) is None or s.get(b) is None:
+            return
+        self.summary.append("- %s, %s: %s %s vs %s %s %s: %s" % (
+            wid, label, a, fmt(s[a][0]), b, fmt(s[b][0]), unit, ratio_cell(s[a], s[b], better)))
+
+    def floor_line(self, uml):
+        """The sync path's stat() against guest tmpfs."""
+        st = uml.get("floor", {}).get(FLOOR_STAT)
+        if not (st and st[0].get("ours-sync") and st[0].get("tmpfs")):
+            return
+        s = st[0]
+        self.summary.append(
+            "- floor: a FUSE stat() through the sync path costs %s us against %s us for "
+            "stat() on guest tmpfs: %s us over the floor (intree: %s us, ours-async: %s us)."
+            % (fmt(s["ours-sync"][0]), fmt(s["tmpfs"][0]), fmt(s["ours-sync"][0] - s["tmpfs"][0]),
+               fmt(s["intree"][0]) if s.get("intree") else "-",
+               fmt(s["ours-async"][0]) if s.get("ours-async") else "-"))
+
+    def summary_section(self, uml, qemu, smp):
+        self.p("## Summary of ratios")
+        self.p("")
+        for wid, label in SUMMARY_UML:
+            for a, b in (("ours-sync", "intree"), ("ours-sync", "ours-async")):
+                self.sline(uml, wid, label, a, b)
+        self.floor_line(uml)
+        for wid, label in SUMMARY_QEMU:
+            for a, b in configs.RATIOS["qemu"]:
+                self.sline(qemu, wid, label, a, b)
+        for label in ("read MiB/s", "write MiB/s", "read kIOPS", "write kIOPS"):
+            self.sline(smp, "fio-n", label, "smp-ours-sync", "smp-intree")
+            self.sline(smp, "fio-1", label, "smp-ours-sync", "smp-intree")
+            self.sline(smp, "fio-n", label, "smp-ours-sync", "smp-ours-sync-inband")
+        self.md.extend(self.summary or ["(no ratios: a configuration is missing)"])
+        self.p("")
+
+    def notes(self, path):
+        if path and os.path.exists(path):
+            with open(path) as f:
+                self.p(f.read().rstrip())
+            self.p("")
+
+
+def render(jpath, mdpath, svgdir, notes=None):
+    with open(jpath) as f:
+        rep = Report(json.load(f), jpath, mdpath, svgdir)
+    os.makedirs(svgdir, exist_ok=True)
+    for fn in os.listdir(svgdir):
+        if fn.endswith(".svg"):
+            os.unlink(os.path.join(svgdir, fn))
+    rep.header()
+    rep.environment()
+    rep.warnings()
+    rep.pinning_applied()
+    rep.method()
+    rep.failed_boots()
+    uml = rep.uml_section()
+    rep.probe_section()
+    qemu = rep.qemu_section()
+    smp = rep.smp_section()
+    rep.counters_section()
+    rep.summary_section(uml, qemu, smp)
+    rep.notes(notes)
+    with open(mdpath, "w") as f:
+        f.write("\n".join(rep.md) + "\n")
+
+
+# ---------------------------------------------------------------- summary
+
+def summary_line(d):
+    """One guest-bench.sh line as plain text."""
+    ph = d["phase"]
+    if ph == "env":
+        return "  %s size=%s jobs=%s fs=%s" % (d.get("kernel"), d.get("size"), d.get("jobs"), d.get("fs"))
+    if d.get("rc") != 0:
+        return "  %-18s FAILED rc=%s %s" % (ph, d.get("rc"), d.get("error", ""))
+    if "fio" in d:
+        f = slim_fio(d["fio"]) if "job" not in d["fio"] else d["fio"]
+        return "  %-18s read %.1f MiB/s %.2f kIOPS, write %.1f MiB/s %.2f kIOPS" % (
+            ph, f["read"]["bw"] / 1024, f["read"]["iops"] / 1000,
+            f["write"]["bw"] / 1024, f["write"]["iops"] / 1000)
+    keys = [k for k in d if k.endswith(("_per_s", "mean_ns", "median_ns", "p99_ns",
+                                        "elapsed_s", "user_s", "sys_s", "clock_pair_ns"))]
+    return "  %-18s %s" % (ph, " ".join("%s=%s" % (k, d[k]) for k in keys))
+
+
+def summary_cmd(files):
+    for fn in files:
+        print("== %s" % fn)
+        with open(fn) as f:
+            for ln in f:
+                if ln.startswith('{"phase"'):
+                    print(summary_line(json.loads(ln)))
+        # ab-in-guest.sh's files beside it: the setup and the driver's counters
+        base = fn[:-4] if fn.endswith(".out") else None
+        setup = read(base + ".setup") if base else None
+        if setup:
+            print("  %-18s %s" % ("setup", setup.strip()))
+        stats = read(base + ".stats") if base else None
+        if stats and stats.strip():
+            tot = counters.totals(counters.driver_rows(stats),
+                                  ("submitted", "inline", "deferred", "fallback", "bad_reply"))
+            print("  %-18s %s" % ("driver counters", " ".join("%s=%d" % kv for kv in tot.items())))
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[1] == "collect":
+        json.dump(collect(argv[2]), sys.stdout, indent=1, sort_keys=False)
+        sys.stdout.write("\n")
+        return 0
+    if len(argv) >= 5 and argv[1] == "render":
+        render(argv[2], argv[3], argv[4], argv[5] if len(argv) > 5 else None)
+        return 0
+    if len(argv) >= 3 and argv[1] == "summary":
+        summary_cmd(argv[2:])
+        return 0
+    sys.stderr.write(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: GPL-2.0
+"""What the host-side bench programs share: the repository's paths, a
+logger, and the builds and commands they call (tests/vm/run through its
+command line, the stable interface)."""
+import os
+import subprocess
+import sys
+
+from harness.sizes import REPO
+
+CACHE = os.environ.get("VFS_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "virtio-fs-sync")
+VM_RUN = os.path.join(REPO, "tests", "vm", "run")
+BENCH = os.path.join(REPO, "bench")
+BUILD = os.path.join(REPO, "build", "bench")
+
+
+class Fail(Exception):
+    """A step that cannot go on: its message, and exit status 1."""
+
+
+def logger(name, stream=sys.stderr):
+    def log(*words):
+        print("%s: %s" % (name, " ".join(str(w) for w in words)), file=stream, flush=True)
+    return log
+
+
+def output(cmd, **kw):
+    """CMD's stdout without its trailing newline ('' if it cannot run)."""
+    try:
+        return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                              check=False, **kw).stdout.rstrip("\n")
+    except OSError:
+        return ""
+
+
+def git_describe():
+    return output(["git", "-C", REPO, "describe", "--always", "--dirty"])
+
+
+def build_uml(flavor, version=None):
+    """The cached UML kernel's path (tests/setup/build-uml.sh builds it on first use)."""
+    cmd = [os.path.join(REPO, "tests", "setup", "build-uml.sh"), flavor] + ([version] if version else [])
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=False)
+    if r.returncode != 0:
+        raise Fail("cannot build the UML%s kernel" % (" " + version if version else ""))
+    return r.stdout.strip()
+
+
+def uml_build_key(flavor, version=None):
+    parts = [CACHE, "uml"] + ([version] if version else []) + [flavor, ".key"]
+    try:
+        with open(os.path.join(*parts)) as f:
+            return f.read().rstrip("\n")
+    except OSError:
+        return ""
+
+
+def vfsbench():
+    """build/bench/vfsbench, compiled when missing or older than its source."""
+    src = os.path.join(BENCH, "vfsbench.c")
+    out = os.path.join(BUILD, "vfsbench")
+    os.makedirs(BUILD, exist_ok=True)
+    if not os.access(out, os.X_OK) or os.path.getmtime(src) > os.path.getmtime(out):
+        if subprocess.run(["gcc", "-O2", "-Wall", "-o", out, src, "-lm"], check=False).returncode:
+            raise Fail("cannot build vfsbench")
+    return out
+
+
+def vm_run(args, guest, stderr=None):
+    """tests/vm/run ARGS -- GUEST...; its exit status."""
+    return subprocess.run([VM_RUN] + list(args) + ["--"] + list(guest), stderr=stderr,
+                          check=False).returncode
+
+
+def tail(path, n):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read().splitlines()[-n:]
+    except OSError:
+        return []
