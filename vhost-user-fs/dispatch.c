@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -94,20 +93,29 @@ enum fsq_type dispatch__queue_type(struct fs_dev *dev, unsigned int index)
 	return FSQ_REQUEST;
 }
 
-void dispatch__dev_init(struct fs_dev *dev)
+int dispatch__dev_init(struct fs_dev *dev, const struct options *opt,
+		       struct fuse_server *srv,
+		       const struct fs_transport_ops *ops, void *transport)
 {
 	unsigned int i;
 
+	dev->opt = opt;
+	dev->srv = srv;
+	dev->ops = ops;
+	dev->transport = transport;
+	dev->ctx = fuse_ctx__new();
+	if (!dev->ctx)
+		return -ENOMEM;
 	for (i = 0; i < FS_MAX_QUEUES; i++) {
 		struct fs_queue *q = &dev->q[i];
 
 		memset(q, 0, sizeof(*q));
 		q->dev = dev;
 		q->index = i;
-		q->kick_fd = q->call_fd = q->err_fd = -1;
 		pthread_mutex_init(&q->lock, NULL);
 		pthread_cond_init(&q->idle, NULL);
 	}
+	return 0;
 }
 
 /* Called with q->lock held. */
@@ -326,17 +334,17 @@ static uint32_t process_chain(struct fs_dev *dev, struct fuse_ctx *ctx,
 
 /*
  * Puts a processed chain on the used ring, or not, as its fault says.
- * Called with q->lock held. Shutting the socket down makes the vhost-user
- * thread see the frontend gone, as if the device process had died.
+ * Called with q->lock held.
  */
 static void complete_chain_locked(struct fs_queue *q, uint16_t head,
-				  uint32_t len, enum fault fault)
+				  uint32_t len, enum fault fault,
+				  bool kick_waits)
 {
 	switch (fault) {
 	case FAULT_NEVER:
 		return;
 	case FAULT_CLOSE:
-		shutdown(q->dev->sock, SHUT_RDWR);
+		q->dev->ops->hang_up(q->dev->transport, q->index, kick_waits);
 		return;
 	case FAULT_DOUBLE:
 		vring__push(&q->vr, head, len);
@@ -439,10 +447,7 @@ static void sync_process(struct fs_queue *q, struct fuse_ctx *ctx)
 			if (defer_locked(q, &e))
 				continue;
 			len = process_chain(dev, ctx, &e, s, &fault);
-			complete_chain_locked(q, e.head, len, fault);
-			/* a device gone away answers no kick either */
-			if (fault == FAULT_CLOSE && q->channel)
-				shutdown(q->kick_fd, SHUT_RDWR);
+			complete_chain_locked(q, e.head, len, fault, true);
 			STAT_ADD(s->inline_done, 1);
 			done++;
 		}
@@ -460,7 +465,7 @@ out:
 	 */
 	if (signal)
 		STAT_ADD(s->calls, 1);
-	if (signal && vhost_user__signal(dev, q->index, false) == -EAGAIN) {
+	if (signal && dev->ops->signal(dev->transport, q->index, false) == -EAGAIN) {
 		pthread_mutex_lock(&q->lock);
 		q->signal_pending = true;
 		pthread_mutex_unlock(&q->lock);
@@ -512,7 +517,7 @@ static void worker_run_queue(struct fs_queue *q, struct fuse_ctx *ctx,
 		len = process_chain(dev, ctx, &d->e, s, &fault);
 		STAT_ADD(s->late, 1);
 		pthread_mutex_lock(&q->lock);
-		complete_chain_locked(q, d->e.head, len, fault);
+		complete_chain_locked(q, d->e.head, len, fault, false);
 		if (vring__need_signal(&q->vr))
 			signal = true;
 		if (--q->busy == 0)
@@ -544,7 +549,7 @@ static void worker_run_queue(struct fs_queue *q, struct fuse_ctx *ctx,
 		len = process_chain(dev, ctx, &e, s, &fault);
 
 		pthread_mutex_lock(&q->lock);
-		complete_chain_locked(q, e.head, len, fault);
+		complete_chain_locked(q, e.head, len, fault, false);
 		if (vring__need_signal(&q->vr))
 			signal = true;
 		if (--q->busy == 0)
@@ -552,7 +557,7 @@ static void worker_run_queue(struct fs_queue *q, struct fuse_ctx *ctx,
 		if (signal && !vring__has_avail(&q->vr)) {
 			pthread_mutex_unlock(&q->lock);
 			STAT_ADD(s->calls, 1);
-			vhost_user__signal(dev, q->index, true);
+			dev->ops->signal(dev->transport, q->index, true);
 			signal = false;
 			pthread_mutex_lock(&q->lock);
 		}
@@ -560,7 +565,7 @@ static void worker_run_queue(struct fs_queue *q, struct fuse_ctx *ctx,
 	pthread_mutex_unlock(&q->lock);
 	if (signal) {
 		STAT_ADD(s->calls, 1);
-		vhost_user__signal(dev, q->index, true);
+		dev->ops->signal(dev->transport, q->index, true);
 	}
 }
 

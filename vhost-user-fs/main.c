@@ -461,7 +461,7 @@ static void fd_limits(void)
 
 int main(int argc, char **argv)
 {
-	static struct fs_dev dev;
+	struct vu_dev *vu;
 	struct fuse_server *srv;
 	sigset_t set;
 	int lfd, ret = 0;
@@ -525,15 +525,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vhost-user-fs: test: %s was allowed\n", call);
 		goto fail;
 	}
-	dev.opt = &opt;
-	dev.srv = srv;
-	dev.backend_fd = -1;
-	dev.sock = -1;
-	pthread_mutex_init(&dev.backend_lock, NULL);
-	dev.ctx = fuse_ctx__new();
-	if (!dev.ctx)
+	vu = vhost_user__new(&opt, srv);
+	if (!vu)
 		return 1;
-	dispatch__dev_init(&dev);
 	if (dispatch__init(&opt, srv)) {
 		fprintf(stderr, "vhost-user-fs: cannot start workers\n");
 		return 1;
@@ -549,7 +543,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		}
-		if (vhost_user__serve(&dev, fd, sigfd, on_signal))
+		if (vhost_user__serve(vu, fd, sigfd, on_signal))
 			break;
 		if (!opt.persistent)
 			break;
