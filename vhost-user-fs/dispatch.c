@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "dispatch.h"
+#include "faults.h"
 #include "fuse_server.h"
 
 #include <linux/fuse.h>
@@ -135,108 +136,6 @@ bool dispatch__runnable(struct fs_queue *q)
 	return r;
 }
 
-/*
- * --faults: a LOOKUP of "vfs-fault-<kind>" (or "vfs-fault-<kind>.<any>", so
- * that lookups can run side by side) is answered wrongly in that way,
- * so a guest test can break the one request of its choice and check that
- * only that request fails. A READ at offset FAULT_READ_OFFSET (529 GiB,
- * of a sparse file) gets the error -529 (-EIOCBQUEUED), for a guest's
- * direct-I/O read.
- */
-enum fault {
-	FAULT_NONE,
-	FAULT_LEN_OVER,		/* used length beyond the writable buffers */
-	FAULT_LEN_UNDER,	/* used length shorter than an out header */
-	FAULT_LEN_ZERO,		/* used length 0 */
-	FAULT_HDR_LEN,		/* out header's len disagrees with the used length */
-	FAULT_UNIQUE,		/* out header answers another request */
-	FAULT_ERROR_RANGE,	/* error outside -4095..0 */
-	FAULT_ERROR_529,	/* error -529, -EIOCBQUEUED: kernel-internal */
-	FAULT_DOUBLE,		/* the buffer is put on the used ring twice */
-	FAULT_NEVER,		/* the buffer is never used */
-	FAULT_CLOSE,		/* the socket is shut down, nothing is used */
-	FAULT_COUNT
-};
-
-static const char *const fault_names[FAULT_COUNT] = {
-	[FAULT_LEN_OVER] = "len-over",
-	[FAULT_LEN_UNDER] = "len-under",
-	[FAULT_LEN_ZERO] = "len-zero",
-	[FAULT_HDR_LEN] = "hdr-len",
-	[FAULT_UNIQUE] = "unique",
-	[FAULT_ERROR_RANGE] = "error-range",
-	[FAULT_ERROR_529] = "error-529",
-	[FAULT_DOUBLE] = "double",
-	[FAULT_NEVER] = "never",
-	[FAULT_CLOSE] = "close",
-};
-
-#define FAULT_PREFIX "vfs-fault-"
-#define FAULT_READ_OFFSET (529ULL << 30)
-
-static enum fault fault_of(const struct fs_dev *dev, const struct fuse_ctx *ctx,
-			   size_t in_len)
-{
-	const struct fuse_in_header *ih = (const void *)ctx->in;
-	const char *name = (const char *)(ih + 1);
-	size_t max, plen = strlen(FAULT_PREFIX);
-	unsigned int f;
-
-	if (!dev->opt->faults || in_len > ctx->in_cap)
-		return FAULT_NONE;
-	if (ih->opcode == FUSE_READ &&
-	    in_len >= sizeof(*ih) + sizeof(struct fuse_read_in)) {
-		const struct fuse_read_in *ri = (const void *)(ih + 1);
-
-		return ri->offset == FAULT_READ_OFFSET ? FAULT_ERROR_529 :
-			FAULT_NONE;
-	}
-	if (in_len < sizeof(*ih) + plen + 1 || ih->opcode != FUSE_LOOKUP)
-		return FAULT_NONE;
-	max = in_len - sizeof(*ih);
-	if (strncmp(name, FAULT_PREFIX, plen) || !memchr(name, 0, max))
-		return FAULT_NONE;
-	name += plen;
-	/* "vfs-fault-KIND" or "vfs-fault-KIND.ANYTHING" */
-	for (f = FAULT_NONE + 1; f < FAULT_COUNT; f++) {
-		size_t n = strlen(fault_names[f]);
-
-		if (!strncmp(name, fault_names[f], n) &&
-		    (name[n] == '\0' || name[n] == '.'))
-			return f;
-	}
-	return FAULT_NONE;
-}
-
-/* Spoils the reply in ctx->out of length *len as @f asks. */
-static void fault_reply(enum fault f, struct fuse_ctx *ctx, size_t *len)
-{
-	struct fuse_out_header *oh = (void *)ctx->out;
-
-	if (*len < sizeof(*oh))
-		return;
-	switch (f) {
-	case FAULT_HDR_LEN:
-		oh->len += 8;
-		break;
-	case FAULT_UNIQUE:
-		oh->unique ^= 1;
-		break;
-	case FAULT_ERROR_RANGE:
-		oh->error = -5000;
-		oh->len = sizeof(*oh);
-		*len = sizeof(*oh);
-		break;
-	case FAULT_ERROR_529:
-		oh->error = -529;
-		oh->len = sizeof(*oh);
-		*len = sizeof(*oh);
-		break;
-	default:
-		break;
-	}
-}
-
 int dispatch__trace_open(const char *path)
 {
 	trace_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
@@ -281,17 +180,13 @@ static uint32_t process_chain_timed(struct fs_dev *dev, struct fuse_ctx *ctx,
 				    struct vring_elem *e, struct fsq_stats *s,
 				    enum fault *fault)
 {
-	size_t in_len, out_len, copied;
+	size_t in_len, out_len;
 	int error = 0;
 
 	in_len = e->rd_len;
-	copied = iov__copy_from(e->iov, e->rd_num, ctx->in,
-				in_len < ctx->in_cap ? in_len : ctx->in_cap);
-	(void)copied;
-	*fault = fault_of(dev, ctx, in_len);
-	if (*fault != FAULT_NONE)
-		fprintf(stderr, "vhost-user-fs: fault %s injected\n",
-			fault_names[*fault]);
+	iov__copy_from(e->iov, e->rd_num, ctx->in,
+		       in_len < ctx->in_cap ? in_len : ctx->in_cap);
+	*fault = dev->opt->faults ? fault__of(ctx, in_len) : FAULT_NONE;
 	out_len = fuse_server__handle(dev->srv, ctx, in_len, e->wr_len, &error);
 
 	STAT_ADD(s->requests, 1);
@@ -300,20 +195,11 @@ static uint32_t process_chain_timed(struct fs_dev *dev, struct fuse_ctx *ctx,
 		STAT_ADD(s->errors, 1);
 	if (!out_len)
 		return 0;
-	fault_reply(*fault, ctx, &out_len);
+	fault__spoil_reply(*fault, ctx, &out_len);
 	out_len = iov__copy_to(e->iov + e->rd_num, e->wr_num, ctx->out,
 			       out_len);
 	STAT_ADD(s->bytes_out, out_len);
-	switch (*fault) {
-	case FAULT_LEN_OVER:
-		return e->wr_len + 1;
-	case FAULT_LEN_UNDER:
-		return sizeof(struct fuse_out_header) / 2;
-	case FAULT_LEN_ZERO:
-		return 0;
-	default:
-		return out_len;
-	}
+	return fault__used_len(*fault, out_len, e->wr_len);
 }
 
 /* process_chain_timed, with the time it took in busy_ns and the trace. */
@@ -340,19 +226,12 @@ static void complete_chain_locked(struct fs_queue *q, uint16_t head,
 				  uint32_t len, enum fault fault,
 				  bool kick_waits)
 {
-	switch (fault) {
-	case FAULT_NEVER:
-		return;
-	case FAULT_CLOSE:
+	unsigned int n = fault__pushes(fault);
+
+	if (fault == FAULT_CLOSE)
 		q->dev->ops->hang_up(q->dev->transport, q->index, kick_waits);
-		return;
-	case FAULT_DOUBLE:
+	while (n--)
 		vring__push(&q->vr, head, len);
-		break;
-	default:
-		break;
-	}
-	vring__push(&q->vr, head, len);
 }
 
 /* A sync-queue chain completed after its kick was acknowledged. */
