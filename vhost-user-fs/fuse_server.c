@@ -39,6 +39,7 @@
 #include <linux/capability.h>
 #include <linux/fuse.h>
 
+#include "file_table.h"
 #include "fuse_server.h"
 #include "inode.h"
 
@@ -52,16 +53,6 @@
 #define RENAME_EXCHANGE (1 << 1)
 #endif
 
-struct open_file {
-	int fd;
-	uint32_t gen;
-	unsigned int users;		/* requests using fd right now */
-	bool live;			/* not yet released */
-	bool is_dir;
-	struct inode *ino;
-	uint32_t next_free;
-};
-
 struct fuse_server {
 	const struct options *opt;
 	struct inode_table it;
@@ -72,10 +63,7 @@ struct fuse_server {
 	bool initialized;		/* atomic: INIT done, set by op_init */
 	unsigned int minor;
 
-	pthread_mutex_t fh_lock;	/* protects the file table */
-	struct open_file *files;
-	uint32_t nfiles;
-	uint32_t free_file;		/* 0 = none; index 0 is never used */
+	struct file_table ft;
 };
 
 struct req {
@@ -178,134 +166,6 @@ static void fsetid_restore(bool dropped)
 		return;
 	d[0].effective |= 1u << CAP_FSETID;
 	syscall(SYS_capset, &h, d);
-}
-
-/* ---- open file table ---- */
-
-static int file_new(struct fuse_server *s, int fd, struct inode *ino,
-		    bool is_dir, uint64_t *fh)
-{
-	struct open_file *f;
-	uint32_t idx;
-	int err;
-
-	/* counted against --max-files before the handle is visible */
-	err = inode__open_get(&s->it, ino);
-	if (err)
-		return err;
-	pthread_mutex_lock(&s->fh_lock);
-	if (!s->free_file) {
-		uint32_t n = s->nfiles ? s->nfiles * 2 : 256, i;
-		struct open_file *v = realloc(s->files, n * sizeof(*v));
-
-		if (!v) {
-			pthread_mutex_unlock(&s->fh_lock);
-			inode__open_put(&s->it, ino);
-			return -ENOMEM;
-		}
-		for (i = n - 1; i >= (s->nfiles ? s->nfiles : 1); i--) {
-			memset(&v[i], 0, sizeof(v[i]));
-			v[i].next_free = s->free_file;
-			s->free_file = i;
-		}
-		s->files = v;
-		s->nfiles = n;
-	}
-	idx = s->free_file;
-	f = &s->files[idx];
-	s->free_file = f->next_free;
-	f->fd = fd;
-	f->users = 0;
-	f->live = true;
-	f->is_dir = is_dir;
-	f->ino = ino;
-	*fh = ((uint64_t)f->gen << 32) | idx;
-	pthread_mutex_unlock(&s->fh_lock);
-	return 0;
-}
-
-static struct open_file *file_find_locked(struct fuse_server *s, uint64_t fh)
-{
-	uint32_t idx = (uint32_t)fh;
-
-	if (!idx || idx >= s->nfiles || !s->files[idx].live ||
-	    s->files[idx].gen != (uint32_t)(fh >> 32))
-		return NULL;
-	return &s->files[idx];
-}
-
-/*
- * Returns the fd of a live handle and holds it until file_put(), so a
- * concurrent RELEASE cannot close it under us (and let the number be
- * reused for something else).
- */
-static int file_get(struct fuse_server *s, uint64_t fh, bool want_dir)
-{
-	struct open_file *f;
-	int fd = -EBADF;
-
-	pthread_mutex_lock(&s->fh_lock);
-	f = file_find_locked(s, fh);
-	if (f && f->is_dir == want_dir) {
-		f->users++;
-		fd = f->fd;
-	}
-	pthread_mutex_unlock(&s->fh_lock);
-	return fd;
-}
-
-static void file_drop_locked(struct fuse_server *s, uint32_t idx,
-			     int *fd, struct inode **ino)
-{
-	struct open_file *f = &s->files[idx];
-
-	*fd = f->fd;
-	*ino = f->ino;
-	f->fd = -1;
-	f->ino = NULL;
-	f->gen++;
-	f->next_free = s->free_file;
-	s->free_file = idx;
-}
-
-static void file_put(struct fuse_server *s, uint64_t fh)
-{
-	uint32_t idx = (uint32_t)fh;
-	struct inode *ino = NULL;
-	int fd = -1;
-
-	pthread_mutex_lock(&s->fh_lock);
-	if (idx < s->nfiles && s->files[idx].users &&
-	    --s->files[idx].users == 0 && !s->files[idx].live)
-		file_drop_locked(s, idx, &fd, &ino);
-	pthread_mutex_unlock(&s->fh_lock);
-	if (fd >= 0)
-		close(fd);
-	if (ino)
-		inode__open_put(&s->it, ino);
-}
-
-static int file_release(struct fuse_server *s, uint64_t fh, bool is_dir)
-{
-	struct inode *ino = NULL;
-	struct open_file *f;
-	int fd = -1, err = 0;
-
-	pthread_mutex_lock(&s->fh_lock);
-	f = file_find_locked(s, fh);
-	if (!f || f->is_dir != is_dir) {
-		err = -EBADF;
-	} else {
-		f->live = false;
-		if (!f->users)
-			file_drop_locked(s, (uint32_t)fh, &fd, &ino);
-	}
-	pthread_mutex_unlock(&s->fh_lock);
-	if (fd >= 0)
-		close(fd);
-	if (ino)
-		inode__open_put(&s->it, ino);
-	return err;
 }
 
 /* ---- request decoding ---- */
@@ -531,11 +391,11 @@ static int op_getattr(struct req *r, struct inode *ino)
 	int err;
 
 	if (in && (in->getattr_flags & FUSE_GETATTR_FH)) {
-		int fd = file_get(r->srv, in->fh, false);
+		int fd = file__get(&r->srv->ft, in->fh, false);
 
 		if (fd >= 0) {
 			err = fstat(fd, &st) ? -errno : 0;
-			file_put(r->srv, in->fh);
+			file__put(&r->srv->ft, in->fh);
 			return err ? err : reply_attr(r, &st);
 		}
 	}
@@ -588,7 +448,7 @@ static int op_setattr(struct req *r, struct inode *ino)
 	if (s->opt->readonly)
 		return -EROFS;
 	if (in->valid & FATTR_FH) {
-		fd = file_get(s, in->fh, false);
+		fd = file__get(&s->ft, in->fh, false);
 		if (fd < 0)
 			return fd;
 	}
@@ -640,7 +500,7 @@ static int op_setattr(struct req *r, struct inode *ino)
 		err = reply_attr(r, &st);
 out:
 	if (fd >= 0)
-		file_put(s, in->fh);
+		file__put(&s->ft, in->fh);
 	return err;
 }
 
@@ -896,7 +756,7 @@ static int op_open(struct req *r, struct inode *ino)
 	}
 	if (fd < 0)
 		return fd;
-	err = file_new(r->srv, fd, ino, false, &fh);
+	err = file__new(&r->srv->ft, fd, ino, false, &fh);
 	if (err) {
 		close(fd);
 		return err;
@@ -952,7 +812,7 @@ static int op_create(struct req *r, struct inode *dir)
 		err = -err;
 		goto fail;
 	}
-	err = file_new(s, fd, ino, false, &fh);
+	err = file__new(&s->ft, fd, ino, false, &fh);
 	inode__put(&s->it, ino);
 	if (err) {
 		inode__forget(&s->it, e->nodeid, 1);
@@ -1015,7 +875,7 @@ static int op_tmpfile(struct req *r, struct inode *dir)
 	e->entry_valid = s->timeout;
 	e->attr_valid = s->timeout;
 	fill_attr(&e->attr, &st);
-	err = file_new(s, fd, ino, false, &fh);
+	err = file__new(&s->ft, fd, ino, false, &fh);
 	inode__put(&s->it, ino);
 	if (err) {
 		inode__forget(&s->it, e->nodeid, 1);
@@ -1036,11 +896,11 @@ static int op_read(struct req *r)
 	if (!in)
 		return -EINVAL;
 	size = in->size < r->out_max ? in->size : r->out_max;
-	fd = file_get(r->srv, in->fh, false);
+	fd = file__get(&r->srv->ft, in->fh, false);
 	if (fd < 0)
 		return fd;
 	n = pread(fd, r->out, size, in->offset);
-	file_put(r->srv, in->fh);
+	file__put(&r->srv->ft, in->fh);
 	if (n < 0)
 		return -errno;
 	r->out_len = n;
@@ -1058,7 +918,7 @@ static int op_write(struct req *r)
 		return -EINVAL;
 	if (!o)
 		return -EIO;
-	fd = file_get(r->srv, in->fh, false);
+	fd = file__get(&r->srv->ft, in->fh, false);
 	if (fd < 0)
 		return fd;
 	{
@@ -1069,7 +929,7 @@ static int op_write(struct req *r)
 			n = -errno;
 		fsetid_restore(dropped);
 	}
-	file_put(r->srv, in->fh);
+	file__put(&r->srv->ft, in->fh);
 	if (n < 0)
 		return n;
 	o->size = n;
@@ -1102,7 +962,7 @@ static int op_release(struct req *r, bool is_dir)
 
 	if (!in)
 		return -EINVAL;
-	return file_release(r->srv, in->fh, is_dir);
+	return file__release(&r->srv->ft, in->fh, is_dir);
 }
 
 static int op_fsync(struct req *r, bool is_dir)
@@ -1112,14 +972,14 @@ static int op_fsync(struct req *r, bool is_dir)
 
 	if (!in)
 		return -EINVAL;
-	fd = file_get(r->srv, in->fh, is_dir);
+	fd = file__get(&r->srv->ft, in->fh, is_dir);
 	if (fd < 0)
 		return fd;
 	if (in->fsync_flags & FUSE_FSYNC_FDATASYNC)
 		err = fdatasync(fd) ? -errno : 0;
 	else
 		err = fsync(fd) ? -errno : 0;
-	file_put(r->srv, in->fh);
+	file__put(&r->srv->ft, in->fh);
 	return err;
 }
 
@@ -1130,14 +990,14 @@ static int op_flush(struct req *r)
 
 	if (!in)
 		return -EINVAL;
-	fd = file_get(r->srv, in->fh, false);
+	fd = file__get(&r->srv->ft, in->fh, false);
 	if (fd < 0)
 		return fd;
 	/* closing a duplicate gives the host file system its close-time hook */
 	dupfd = dup(fd);
 	if (dupfd < 0 || close(dupfd))
 		err = -errno;
-	file_put(r->srv, in->fh);
+	file__put(&r->srv->ft, in->fh);
 	return err;
 }
 
@@ -1335,7 +1195,7 @@ static int op_opendir(struct req *r, struct inode *ino)
 	fd = openat(inode__fd(ino), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	err = file_new(r->srv, fd, ino, true, &fh);
+	err = file__new(&r->srv->ft, fd, ino, true, &fh);
 	if (err) {
 		close(fd);
 		return err;
@@ -1367,7 +1227,7 @@ static int op_readdir(struct req *r, struct inode *dir, bool plus)
 	if (!in)
 		return -EINVAL;
 	limit = in->size < r->out_max ? in->size : r->out_max;
-	fd = file_get(r->srv, in->fh, true);
+	fd = file__get(&r->srv->ft, in->fh, true);
 	if (fd < 0)
 		return fd;
 	if (lseek(fd, in->offset, SEEK_SET) < 0) {
@@ -1418,7 +1278,7 @@ static int op_readdir(struct req *r, struct inode *dir, bool plus)
 		}
 	}
 out:
-	file_put(r->srv, in->fh);
+	file__put(&r->srv->ft, in->fh);
 	return err;
 }
 
@@ -1449,7 +1309,7 @@ static int op_fallocate(struct req *r)
 		return -EINVAL;
 	if (r->srv->opt->readonly)
 		return -EROFS;
-	fd = file_get(r->srv, in->fh, false);
+	fd = file__get(&r->srv->ft, in->fh, false);
 	if (fd < 0)
 		return fd;
 	{
@@ -1459,7 +1319,7 @@ static int op_fallocate(struct req *r)
 			-errno : 0;
 		fsetid_restore(dropped);
 	}
-	file_put(r->srv, in->fh);
+	file__put(&r->srv->ft, in->fh);
 	return err;
 }
 
@@ -1478,11 +1338,11 @@ static int op_lseek(struct req *r)
 	    in->whence != SEEK_SET && in->whence != SEEK_END &&
 	    in->whence != SEEK_CUR)
 		return -EINVAL;
-	fd = file_get(r->srv, in->fh, false);
+	fd = file__get(&r->srv->ft, in->fh, false);
 	if (fd < 0)
 		return fd;
 	off = lseek(fd, in->offset, in->whence);
-	file_put(r->srv, in->fh);
+	file__put(&r->srv->ft, in->fh);
 	if (off < 0)
 		return -errno;
 	o->offset = off;
@@ -1503,12 +1363,12 @@ static int op_copy_file_range(struct req *r)
 		return -EIO;
 	if (r->srv->opt->readonly)
 		return -EROFS;
-	fd_in = file_get(r->srv, in->fh_in, false);
+	fd_in = file__get(&r->srv->ft, in->fh_in, false);
 	if (fd_in < 0)
 		return fd_in;
-	fd_out = file_get(r->srv, in->fh_out, false);
+	fd_out = file__get(&r->srv->ft, in->fh_out, false);
 	if (fd_out < 0) {
-		file_put(r->srv, in->fh_in);
+		file__put(&r->srv->ft, in->fh_in);
 		return fd_out;
 	}
 	off_in = in->off_in;
@@ -1522,8 +1382,8 @@ static int op_copy_file_range(struct req *r)
 			n = -errno;
 		fsetid_restore(dropped);
 	}
-	file_put(r->srv, in->fh_in);
-	file_put(r->srv, in->fh_out);
+	file__put(&r->srv->ft, in->fh_in);
+	file__put(&r->srv->ft, in->fh_out);
 	if (n < 0)
 		return n;
 	o->size = n;
@@ -1786,26 +1646,7 @@ reply:
 
 void fuse_server__reset(struct fuse_server *s)
 {
-	uint32_t i;
-
-	pthread_mutex_lock(&s->fh_lock);
-	for (i = 1; i < s->nfiles; i++) {
-		struct open_file *f = &s->files[i];
-		struct inode *ino;
-		int fd;
-
-		if (!f->live)
-			continue;
-		f->live = false;
-		if (f->users)
-			continue;
-		file_drop_locked(s, i, &fd, &ino);
-		pthread_mutex_unlock(&s->fh_lock);
-		close(fd);
-		inode__open_put(&s->it, ino);
-		pthread_mutex_lock(&s->fh_lock);
-	}
-	pthread_mutex_unlock(&s->fh_lock);
+	file_table__close_all(&s->ft);
 	inode__table_reset(&s->it);
 	__atomic_store_n(&s->initialized, false, __ATOMIC_RELEASE);
 }
@@ -1861,7 +1702,6 @@ struct fuse_server *fuse_server__new(const struct options *opt)
 	if (!s)
 		return NULL;
 	s->opt = opt;
-	pthread_mutex_init(&s->fh_lock, NULL);
 	switch (opt->cache) {
 	case CACHE_NEVER:
 		s->timeout = 0;
@@ -1892,6 +1732,7 @@ struct fuse_server *fuse_server__new(const struct options *opt)
 		free(s);
 		return NULL;
 	}
+	file_table__init(&s->ft, &s->it);
 	return s;
 }
 
@@ -1903,7 +1744,7 @@ void fuse_server__free(struct fuse_server *s)
 	inode__table_destroy(&s->it);
 	close(s->root_rd_fd);
 	close(s->proc_fd);
-	free(s->files);
+	file_table__destroy(&s->ft);
 	free(s);
 }
 
