@@ -44,7 +44,6 @@
 #include "inode.h"
 
 #define OUR_MINOR	38
-#define NO_REPLY	1
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
@@ -353,7 +352,7 @@ static int op_forget(struct req *r)
 
 	if (in)
 		inode__forget(&r->srv->it, r->ih->nodeid, in->nlookup);
-	return NO_REPLY;
+	return 0;
 }
 
 static int op_batch_forget(struct req *r)
@@ -362,7 +361,7 @@ static int op_batch_forget(struct req *r)
 	uint32_t i;
 
 	if (!in)
-		return NO_REPLY;
+		return 0;
 	for (i = 0; i < in->count; i++) {
 		const struct fuse_forget_one *one = arg_take(r, sizeof(*one));
 
@@ -370,7 +369,7 @@ static int op_batch_forget(struct req *r)
 			break;
 		inode__forget(&r->srv->it, one->nodeid, one->nlookup);
 	}
-	return NO_REPLY;
+	return 0;
 }
 
 static int reply_attr(struct req *r, const struct stat *st)
@@ -596,7 +595,7 @@ static int pin_victim(struct fuse_server *s, int dirfd, const char *name)
 	return 0;
 }
 
-static int op_unlink(struct req *r, struct inode *dir, int flags)
+static int unlink_common(struct req *r, struct inode *dir, int flags)
 {
 	const char *name = arg_name(r);
 
@@ -956,7 +955,7 @@ static int op_statfs(struct req *r, struct inode *ino)
 	return 0;
 }
 
-static int op_release(struct req *r, bool is_dir)
+static int release_common(struct req *r, bool is_dir)
 {
 	const struct fuse_release_in *in = arg_take(r, sizeof(*in));
 
@@ -965,7 +964,7 @@ static int op_release(struct req *r, bool is_dir)
 	return file__release(&r->srv->ft, in->fh, is_dir);
 }
 
-static int op_fsync(struct req *r, bool is_dir)
+static int fsync_common(struct req *r, bool is_dir)
 {
 	const struct fuse_fsync_in *in = arg_take(r, sizeof(*in));
 	int fd, err;
@@ -1217,7 +1216,7 @@ static bool is_dot(const char *name)
 	return name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
 }
 
-static int op_readdir(struct req *r, struct inode *dir, bool plus)
+static int readdir_common(struct req *r, struct inode *dir, bool plus)
 {
 	const struct fuse_read_in *in = arg_take(r, sizeof(*in));
 	struct fuse_ctx *c = r->ctx;
@@ -1443,150 +1442,163 @@ static int op_syncfs(struct req *r)
 	return syncfs(r->srv->root_rd_fd) ? -errno : 0;
 }
 
-/* Opcodes that need no inode, or manage the nodeid themselves. */
-static int dispatch_nodeless(struct req *r, bool *handled)
+/* ---- the opcode table ---- */
+
+static int op_unlink(struct req *r, struct inode *dir)
 {
-	*handled = true;
-	switch (r->ih->opcode) {
-	case FUSE_FORGET:
-		return op_forget(r);
-	case FUSE_BATCH_FORGET:
-		return op_batch_forget(r);
-	case FUSE_INTERRUPT:
-		return NO_REPLY;
-	case FUSE_DESTROY:
-		fuse_server__reset(r->srv);
-		return 0;
-	case FUSE_READ:
-		return op_read(r);
-	case FUSE_WRITE:
-		return op_write(r);
-	case FUSE_RELEASE:
-		return op_release(r, false);
-	case FUSE_RELEASEDIR:
-		return op_release(r, true);
-	case FUSE_FSYNC:
-		return op_fsync(r, false);
-	case FUSE_FSYNCDIR:
-		return op_fsync(r, true);
-	case FUSE_FLUSH:
-		return op_flush(r);
-	case FUSE_FALLOCATE:
-		return op_fallocate(r);
-	case FUSE_LSEEK:
-		return op_lseek(r);
-	case FUSE_COPY_FILE_RANGE:
-		return op_copy_file_range(r);
-	case FUSE_SYNCFS:
-		return op_syncfs(r);
-	case FUSE_GETLK:
-	case FUSE_SETLK:
-	case FUSE_SETLKW:
-		return -ENOSYS;
-	}
-	*handled = false;
+	return unlink_common(r, dir, 0);
+}
+
+static int op_rmdir(struct req *r, struct inode *dir)
+{
+	return unlink_common(r, dir, AT_REMOVEDIR);
+}
+
+static int op_readdir(struct req *r, struct inode *dir)
+{
+	return readdir_common(r, dir, false);
+}
+
+static int op_readdirplus(struct req *r, struct inode *dir)
+{
+	return readdir_common(r, dir, true);
+}
+
+static int op_release(struct req *r)
+{
+	return release_common(r, false);
+}
+
+static int op_releasedir(struct req *r)
+{
+	return release_common(r, true);
+}
+
+static int op_fsync(struct req *r)
+{
+	return fsync_common(r, false);
+}
+
+static int op_fsyncdir(struct req *r)
+{
+	return fsync_common(r, true);
+}
+
+static int op_destroy(struct req *r)
+{
+	fuse_server__reset(r->srv);
 	return 0;
 }
 
-static int dispatch_inode(struct req *r, struct inode *ino)
+/* INTERRUPT: requests are not interrupted, and it gets no reply. */
+static int op_ignore(struct req *r)
 {
-	switch (r->ih->opcode) {
-	case FUSE_LOOKUP:
-		return op_lookup(r, ino);
-	case FUSE_GETATTR:
-		return op_getattr(r, ino);
-	case FUSE_SETATTR:
-		return op_setattr(r, ino);
-	case FUSE_READLINK:
-		return op_readlink(r, ino);
-	case FUSE_SYMLINK:
-		return op_symlink(r, ino);
-	case FUSE_MKNOD:
-		return op_mknod(r, ino);
-	case FUSE_MKDIR:
-		return op_mkdir(r, ino);
-	case FUSE_UNLINK:
-		return op_unlink(r, ino, 0);
-	case FUSE_RMDIR:
-		return op_unlink(r, ino, AT_REMOVEDIR);
-	case FUSE_RENAME:
-		return op_rename(r, ino);
-	case FUSE_RENAME2:
-		return op_rename2(r, ino);
-	case FUSE_LINK:
-		return op_link(r, ino);
-	case FUSE_OPEN:
-		return op_open(r, ino);
-	case FUSE_CREATE:
-		return op_create(r, ino);
-	case FUSE_TMPFILE:
-		return op_tmpfile(r, ino);
-	case FUSE_STATFS:
-		return op_statfs(r, ino);
-	case FUSE_SETXATTR:
-		return op_setxattr(r, ino);
-	case FUSE_GETXATTR:
-		return op_getxattr(r, ino);
-	case FUSE_LISTXATTR:
-		return op_listxattr(r, ino);
-	case FUSE_REMOVEXATTR:
-		return op_removexattr(r, ino);
-	case FUSE_OPENDIR:
-		return op_opendir(r, ino);
-	case FUSE_READDIR:
-		return op_readdir(r, ino, false);
-	case FUSE_READDIRPLUS:
-		return op_readdir(r, ino, true);
-	case FUSE_ACCESS:
-		return op_access(r, ino);
-	}
+	(void)r;
+	return 0;
+}
+
+/* POSIX locks are not negotiated (see the top of this file). */
+static int op_nosys(struct req *r)
+{
+	(void)r;
 	return -ENOSYS;
 }
 
-static bool known_inode_op(uint32_t opcode)
+enum {
+	OP_INODE = 1 << 0,	/* inode_op, given the inode of ih->nodeid */
+	OP_NO_REPLY = 1 << 1,	/* never answered, not even with an error */
+	OP_BEFORE_INIT = 1 << 2,	/* served before INIT is done */
+};
+
+/* The server's opcodes; any other gets ENOSYS. */
+struct fuse_op {
+	union {
+		int (*inode_op)(struct req *r, struct inode *ino);
+		int (*op)(struct req *r);	/* no inode, or its own nodeids */
+	};
+	unsigned int flags;
+};
+
+#define INODE_OP(fn)		{ .inode_op = (fn), .flags = OP_INODE }
+#define NODELESS_OP(fn, f)	{ .op = (fn), .flags = (f) }
+
+static const struct fuse_op fuse_ops[] = {
+	[FUSE_INIT] = NODELESS_OP(op_init, OP_BEFORE_INIT),
+	[FUSE_DESTROY] = NODELESS_OP(op_destroy, 0),
+	[FUSE_FORGET] = NODELESS_OP(op_forget, OP_NO_REPLY),
+	[FUSE_BATCH_FORGET] = NODELESS_OP(op_batch_forget, OP_NO_REPLY),
+	[FUSE_INTERRUPT] = NODELESS_OP(op_ignore, OP_NO_REPLY),
+	[FUSE_READ] = NODELESS_OP(op_read, 0),
+	[FUSE_WRITE] = NODELESS_OP(op_write, 0),
+	[FUSE_RELEASE] = NODELESS_OP(op_release, 0),
+	[FUSE_RELEASEDIR] = NODELESS_OP(op_releasedir, 0),
+	[FUSE_FSYNC] = NODELESS_OP(op_fsync, 0),
+	[FUSE_FSYNCDIR] = NODELESS_OP(op_fsyncdir, 0),
+	[FUSE_FLUSH] = NODELESS_OP(op_flush, 0),
+	[FUSE_FALLOCATE] = NODELESS_OP(op_fallocate, 0),
+	[FUSE_LSEEK] = NODELESS_OP(op_lseek, 0),
+	[FUSE_COPY_FILE_RANGE] = NODELESS_OP(op_copy_file_range, 0),
+	[FUSE_SYNCFS] = NODELESS_OP(op_syncfs, 0),
+	[FUSE_GETLK] = NODELESS_OP(op_nosys, 0),
+	[FUSE_SETLK] = NODELESS_OP(op_nosys, 0),
+	[FUSE_SETLKW] = NODELESS_OP(op_nosys, 0),
+	[FUSE_LOOKUP] = INODE_OP(op_lookup),
+	[FUSE_GETATTR] = INODE_OP(op_getattr),
+	[FUSE_SETATTR] = INODE_OP(op_setattr),
+	[FUSE_READLINK] = INODE_OP(op_readlink),
+	[FUSE_SYMLINK] = INODE_OP(op_symlink),
+	[FUSE_MKNOD] = INODE_OP(op_mknod),
+	[FUSE_MKDIR] = INODE_OP(op_mkdir),
+	[FUSE_UNLINK] = INODE_OP(op_unlink),
+	[FUSE_RMDIR] = INODE_OP(op_rmdir),
+	[FUSE_RENAME] = INODE_OP(op_rename),
+	[FUSE_RENAME2] = INODE_OP(op_rename2),
+	[FUSE_LINK] = INODE_OP(op_link),
+	[FUSE_OPEN] = INODE_OP(op_open),
+	[FUSE_CREATE] = INODE_OP(op_create),
+	[FUSE_TMPFILE] = INODE_OP(op_tmpfile),
+	[FUSE_STATFS] = INODE_OP(op_statfs),
+	[FUSE_SETXATTR] = INODE_OP(op_setxattr),
+	[FUSE_GETXATTR] = INODE_OP(op_getxattr),
+	[FUSE_LISTXATTR] = INODE_OP(op_listxattr),
+	[FUSE_REMOVEXATTR] = INODE_OP(op_removexattr),
+	[FUSE_OPENDIR] = INODE_OP(op_opendir),
+	[FUSE_READDIR] = INODE_OP(op_readdir),
+	[FUSE_READDIRPLUS] = INODE_OP(op_readdirplus),
+	[FUSE_ACCESS] = INODE_OP(op_access),
+};
+
+/* The opcode's entry, or NULL for one the server does not know. */
+static const struct fuse_op *fuse_op_of(uint32_t opcode)
 {
-	switch (opcode) {
-	case FUSE_LOOKUP: case FUSE_GETATTR: case FUSE_SETATTR:
-	case FUSE_READLINK: case FUSE_SYMLINK: case FUSE_MKNOD:
-	case FUSE_MKDIR: case FUSE_UNLINK: case FUSE_RMDIR:
-	case FUSE_RENAME: case FUSE_RENAME2: case FUSE_LINK:
-	case FUSE_OPEN: case FUSE_CREATE: case FUSE_TMPFILE: case FUSE_STATFS:
-	case FUSE_SETXATTR: case FUSE_GETXATTR: case FUSE_LISTXATTR:
-	case FUSE_REMOVEXATTR: case FUSE_OPENDIR: case FUSE_READDIR:
-	case FUSE_READDIRPLUS: case FUSE_ACCESS:
-		return true;
-	}
-	return false;
+	const struct fuse_op *op;
+
+	if (opcode >= sizeof(fuse_ops) / sizeof(fuse_ops[0]))
+		return NULL;
+	op = &fuse_ops[opcode];
+	return op->op ? op : NULL;
 }
 
-static int handle(struct req *r)
+static int handle(struct req *r, const struct fuse_op *op)
 {
 	struct fuse_server *s = r->srv;
 	struct inode *ino;
-	bool handled;
 	int err;
 
-	if (r->ih->opcode == FUSE_INIT)
-		return op_init(r);
+	if (op && op->flags & OP_BEFORE_INIT)
+		return op->op(r);
 	if (!__atomic_load_n(&s->initialized, __ATOMIC_ACQUIRE))
 		return -EIO;
-	err = dispatch_nodeless(r, &handled);
-	if (handled)
-		return err;
-	if (!known_inode_op(r->ih->opcode))
+	if (!op)
 		return -ENOSYS;
+	if (!(op->flags & OP_INODE))
+		return op->op(r);
 	ino = inode__get(&s->it, r->ih->nodeid, &err);
 	if (!ino)
 		return -err;
-	err = dispatch_inode(r, ino);
+	err = op->inode_op(r, ino);
 	inode__put(&s->it, ino);
 	return err;
-}
-
-static bool no_reply_opcode(uint32_t opcode)
-{
-	return opcode == FUSE_FORGET || opcode == FUSE_BATCH_FORGET ||
-		opcode == FUSE_INTERRUPT;
 }
 
 size_t fuse_server__handle(struct fuse_server *srv, struct fuse_ctx *ctx,
@@ -1595,6 +1607,7 @@ size_t fuse_server__handle(struct fuse_server *srv, struct fuse_ctx *ctx,
 	const struct fuse_in_header *ih = (const void *)ctx->in;
 	struct fuse_out_header *oh = (void *)ctx->out;
 	struct req r = { .srv = srv, .ctx = ctx, .ih = ih };
+	const struct fuse_op *op;
 	size_t extlen;
 	int err;
 
@@ -1611,6 +1624,7 @@ size_t fuse_server__handle(struct fuse_server *srv, struct fuse_ctx *ctx,
 		oh->error = -EINVAL;
 		return sizeof(*oh);
 	}
+	op = fuse_op_of(ih->opcode);
 	extlen = (size_t)ih->total_extlen * 8;
 	if (ih->len != in_len || in_len > ctx->in_cap ||
 	    in_len - sizeof(*ih) < extlen) {
@@ -1621,11 +1635,9 @@ size_t fuse_server__handle(struct fuse_server *srv, struct fuse_ctx *ctx,
 	r.arglen = in_len - sizeof(*ih) - extlen;
 	r.out = ctx->out + sizeof(*oh);
 	r.out_max = out_max > sizeof(*oh) ? out_max - sizeof(*oh) : 0;
-	err = handle(&r);
-	if (err == NO_REPLY)
-		return 0;
+	err = handle(&r, op);
 reply:
-	if (no_reply_opcode(ih->opcode))
+	if (op && op->flags & OP_NO_REPLY)
 		return 0;
 	if (err)
 		r.out_len = 0;
