@@ -29,6 +29,8 @@ struct fsq_stats {
 	uint64_t calls;		/* used-buffer notifications sent */
 	uint64_t channel_kicks;	/* kicks read from the queue's kick channel */
 	uint64_t busy_ns;	/* CLOCK_MONOTONIC time spent processing chains */
+	uint64_t handler_ns;	/* of busy_ns, time in the FUSE server */
+	uint64_t queued_ns;	/* from the kick to the start of each chain */
 	enum fsq_type type;
 	bool started;
 };
@@ -70,7 +72,7 @@ void dispatch__stats_print(FILE *f)
 
 		if (!__atomic_load_n(&s->started, __ATOMIC_ACQUIRE))
 			continue;
-		fprintf(f, "queue=%u type=%s requests=%llu inline=%llu late=%llu errors=%llu bytes_in=%llu bytes_out=%llu calls=%llu channel_kicks=%llu busy_ns=%llu\n",
+		fprintf(f, "queue=%u type=%s requests=%llu inline=%llu late=%llu errors=%llu bytes_in=%llu bytes_out=%llu calls=%llu channel_kicks=%llu busy_ns=%llu handler_ns=%llu queued_ns=%llu\n",
 			i, type_names[s->type],
 			(unsigned long long)__atomic_load_n(&s->requests, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->inline_done, __ATOMIC_RELAXED),
@@ -80,7 +82,9 @@ void dispatch__stats_print(FILE *f)
 			(unsigned long long)__atomic_load_n(&s->bytes_out, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->calls, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->channel_kicks, __ATOMIC_RELAXED),
-			(unsigned long long)__atomic_load_n(&s->busy_ns, __ATOMIC_RELAXED));
+			(unsigned long long)__atomic_load_n(&s->busy_ns, __ATOMIC_RELAXED),
+			(unsigned long long)__atomic_load_n(&s->handler_ns, __ATOMIC_RELAXED),
+			(unsigned long long)__atomic_load_n(&s->queued_ns, __ATOMIC_RELAXED));
 	}
 	fflush(f);
 }
@@ -181,13 +185,16 @@ static uint32_t process_chain_timed(struct fs_dev *dev, struct fuse_ctx *ctx,
 				    enum fault *fault)
 {
 	size_t in_len, out_len;
+	uint64_t t0;
 	int error = 0;
 
 	in_len = e->rd_len;
 	iov__copy_from(e->iov, e->rd_num, ctx->in,
 		       in_len < ctx->in_cap ? in_len : ctx->in_cap);
 	*fault = dev->opt->faults ? fault__of(ctx, in_len) : FAULT_NONE;
+	t0 = now_ns();
 	out_len = fuse_server__handle(dev->srv, ctx, in_len, e->wr_len, &error);
+	STAT_ADD(s->handler_ns, now_ns() - t0);
 
 	STAT_ADD(s->requests, 1);
 	STAT_ADD(s->bytes_in, in_len);
@@ -202,14 +209,19 @@ static uint32_t process_chain_timed(struct fs_dev *dev, struct fuse_ctx *ctx,
 	return fault__used_len(*fault, out_len, e->wr_len);
 }
 
-/* process_chain_timed, with the time it took in busy_ns and the trace. */
+/*
+ * process_chain_timed, with the time it took in busy_ns, the time since
+ * the kick at kick_ns in queued_ns, and the trace.
+ */
 static uint32_t process_chain(struct fs_dev *dev, struct fuse_ctx *ctx,
 			      struct vring_elem *e, struct fsq_stats *s,
-			      enum fault *fault)
+			      enum fault *fault, uint64_t kick_ns)
 {
 	uint64_t start = now_ns(), end;
 	uint32_t len;
 
+	if (kick_ns && start > kick_ns)
+		STAT_ADD(s->queued_ns, start - kick_ns);
 	len = process_chain_timed(dev, ctx, e, s, fault);
 	end = now_ns();
 	STAT_ADD(s->busy_ns, end - start);
@@ -237,18 +249,20 @@ static void complete_chain_locked(struct fs_queue *q, uint16_t head,
 /* A sync-queue chain completed after its kick was acknowledged. */
 struct deferred {
 	struct deferred *next;
+	uint64_t kick_ns;		/* the kick that made it available */
 	struct vring_elem e;
 	struct iovec iov[];
 };
 
-static void pool_post(struct fs_queue *q);
+static void pool_post(struct fs_queue *q, uint64_t kick_ns);
 
 /*
  * --sync-late=N hands every Nth sync chain to a worker, so a driver's
  * deferred-completion path can be exercised. Called with q->lock held;
  * returns true if the chain was taken over.
  */
-static bool defer_locked(struct fs_queue *q, const struct vring_elem *e)
+static bool defer_locked(struct fs_queue *q, const struct vring_elem *e,
+			 uint64_t kick_ns)
 {
 	unsigned int n = q->dev->opt->sync_late, niov = e->rd_num + e->wr_num;
 	struct deferred *d, **pp;
@@ -259,6 +273,7 @@ static bool defer_locked(struct fs_queue *q, const struct vring_elem *e)
 	if (!d)
 		return false;
 	d->next = NULL;
+	d->kick_ns = kick_ns;
 	d->e = *e;
 	d->e.iov = d->iov;
 	d->e.iov_max = niov;
@@ -270,9 +285,12 @@ static bool defer_locked(struct fs_queue *q, const struct vring_elem *e)
 	return true;
 }
 
-static void pool_post(struct fs_queue *q)
+/* Hands q to a worker; kick_ns: the kick that asks for it (CLOCK_MONOTONIC). */
+static void pool_post(struct fs_queue *q, uint64_t kick_ns)
 {
 	pthread_mutex_lock(&pool.lock);
+	if (!q->kick_ns)
+		q->kick_ns = kick_ns;
 	if (!q->queued) {
 		q->queued = true;
 		q->next = NULL;
@@ -286,7 +304,8 @@ static void pool_post(struct fs_queue *q)
 	pthread_mutex_unlock(&pool.lock);
 }
 
-static struct fs_queue *pool_take(void)
+/* The next queue to run, and in *kick_ns the first kick not yet taken. */
+static struct fs_queue *pool_take(uint64_t *kick_ns)
 {
 	struct fs_queue *q;
 
@@ -298,11 +317,15 @@ static struct fs_queue *pool_take(void)
 	if (!pool.head)
 		pool.tail = NULL;
 	q->queued = false;
+	*kick_ns = q->kick_ns;
+	q->kick_ns = 0;
 	pthread_mutex_unlock(&pool.lock);
 	return q;
 }
 
-static void sync_process(struct fs_queue *q, struct fuse_ctx *ctx)
+/* kick_ns: when the kick was received. */
+static void sync_process(struct fs_queue *q, struct fuse_ctx *ctx,
+			 uint64_t kick_ns)
 {
 	struct fs_dev *dev = q->dev;
 	struct fsq_stats *s = &stats[q->index];
@@ -323,9 +346,9 @@ static void sync_process(struct fs_queue *q, struct fuse_ctx *ctx)
 			enum fault fault;
 			uint32_t len;
 
-			if (defer_locked(q, &e))
+			if (defer_locked(q, &e, kick_ns))
 				continue;
-			len = process_chain(dev, ctx, &e, s, &fault);
+			len = process_chain(dev, ctx, &e, s, &fault, kick_ns);
 			complete_chain_locked(q, e.head, len, fault, true);
 			STAT_ADD(s->inline_done, 1);
 			done++;
@@ -336,7 +359,7 @@ static void sync_process(struct fs_queue *q, struct fuse_ctx *ctx)
 	signal = done && vring__need_signal(&q->vr);
 out:
 	if (q->deferred)
-		pool_post(q);
+		pool_post(q, kick_ns);
 	pthread_mutex_unlock(&q->lock);
 	/*
 	 * The frontend CPU is blocked until we acknowledge, so it cannot drain
@@ -348,31 +371,36 @@ out:
 		pthread_mutex_lock(&q->lock);
 		q->signal_pending = true;
 		pthread_mutex_unlock(&q->lock);
-		pool_post(q);
+		pool_post(q, kick_ns);
 	}
 }
 
 void dispatch__kick(struct fs_queue *q)
 {
+	uint64_t t = now_ns();
+
 	if (q->type == FSQ_SYNC)
-		sync_process(q, q->dev->ctx);
+		sync_process(q, q->dev->ctx, t);
 	else
-		pool_post(q);
+		pool_post(q, t);
 }
 
 void dispatch__channel_kick(struct fs_queue *q, struct fuse_ctx *ctx)
 {
+	uint64_t t = now_ns();
+
 	STAT_ADD(stats[q->index].channel_kicks, 1);
 	if (!dispatch__runnable(q))
 		return;
 	if (q->type == FSQ_SYNC)
-		sync_process(q, ctx);
+		sync_process(q, ctx, t);
 	else
-		pool_post(q);
+		pool_post(q, t);
 }
 
-static void worker_run_queue(struct fs_queue *q, struct fuse_ctx *ctx,
-			     struct iovec *iov)
+/* kick_ns: the first kick of q that no worker had taken. */
+static void worker_run_queue(struct fs_queue *q, uint64_t kick_ns,
+			     struct fuse_ctx *ctx, struct iovec *iov)
 {
 	struct fsq_stats *s = &stats[q->index];
 	struct fs_dev *dev = q->dev;
@@ -393,7 +421,7 @@ static void worker_run_queue(struct fs_queue *q, struct fuse_ctx *ctx,
 
 		q->deferred = d->next;
 		pthread_mutex_unlock(&q->lock);
-		len = process_chain(dev, ctx, &d->e, s, &fault);
+		len = process_chain(dev, ctx, &d->e, s, &fault, d->kick_ns);
 		STAT_ADD(s->late, 1);
 		pthread_mutex_lock(&q->lock);
 		complete_chain_locked(q, d->e.head, len, fault, false);
@@ -422,10 +450,10 @@ static void worker_run_queue(struct fs_queue *q, struct fuse_ctx *ctx,
 		q->busy++;
 		/* let an idle worker pick up the rest of the queue meanwhile */
 		if (vring__has_avail(&q->vr))
-			pool_post(q);
+			pool_post(q, kick_ns);
 		pthread_mutex_unlock(&q->lock);
 
-		len = process_chain(dev, ctx, &e, s, &fault);
+		len = process_chain(dev, ctx, &e, s, &fault, kick_ns);
 
 		pthread_mutex_lock(&q->lock);
 		complete_chain_locked(q, e.head, len, fault, false);
@@ -458,8 +486,12 @@ static void *worker_main(void *arg)
 		fprintf(stderr, "vhost-user-fs: worker out of memory\n");
 		exit(1);
 	}
-	for (;;)
-		worker_run_queue(pool_take(), ctx, iov);
+	for (;;) {
+		uint64_t kick_ns;
+		struct fs_queue *q = pool_take(&kick_ns);
+
+		worker_run_queue(q, kick_ns, ctx, iov);
+	}
 	return NULL;
 }
 

@@ -44,6 +44,7 @@ struct fs_queue {
 
 	/* protected by the pool lock */
 	bool queued;
+	uint64_t kick_ns;		/* first kick not yet taken by a worker */
 	struct fs_queue *next;
 };
 

@@ -8,9 +8,11 @@
  * the project's per-queue kick channels (protocol feature 62).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -133,8 +135,13 @@ static void start_daemon(void)
 	mkdir(share, 0755);
 	daemon_pid = fork();
 	if (!daemon_pid) {
-		char a[4][320];
-		int null = open("/dev/null", O_WRONLY);
+		char a[4][320], extra[320], *x[4] = { NULL }, *save = NULL;
+		int null = open("/dev/null", O_WRONLY), i;
+
+		/* extra_arg: up to four options, separated by spaces */
+		snprintf(extra, sizeof(extra), "%s", extra_arg);
+		for (i = 0; i < 4; i++)
+			x[i] = strtok_r(i ? NULL : extra, " ", &save);
 
 		snprintf(a[0], sizeof(a[0]), "--socket-path=%s", sock_path);
 		snprintf(a[1], sizeof(a[1]), "--shared-dir=%s", share);
@@ -144,7 +151,7 @@ static void start_daemon(void)
 			dup2(null, 2);
 		execl(daemon_path, daemon_path, a[0], a[1], a[2], a[3],
 		      "--persistent", "--sync-queues=1", "--request-queues=1",
-		      extra_arg, (char *)NULL);
+		      x[0], x[1], x[2], x[3], (char *)NULL);
 		_exit(127);
 	}
 }
@@ -434,6 +441,37 @@ static void read_stats(char *buf, size_t size)
 	buf[n] = '\0';
 }
 
+static long long file_count(const char *file, const char *prefix,
+			    const char *key, int *lines);
+
+/*
+ * The per-queue timing of the stats, as t_exit_and_stats left them: on
+ * each queue that processed requests, time in the FUSE handler inside the
+ * time spent on the chains, and time queued before processing.
+ */
+static void t_timing_stats(void)
+{
+	static const char *const prefix[] = { "queue=1 type=request ",
+					      "queue=2 type=sync " };
+	static const long long requests[] = { 1, 61 };
+	long long busy, handler, queued;
+	int i, n;
+
+	for (i = 0; i < 2; i++) {
+		CHECK(file_count(stats_path, prefix[i], "requests=", &n) ==
+		      requests[i] && n == 1);
+		busy = file_count(stats_path, prefix[i], " busy_ns=", &n);
+		handler = file_count(stats_path, prefix[i], " handler_ns=", &n);
+		queued = file_count(stats_path, prefix[i], " queued_ns=", &n);
+		CHECK(handler > 0);
+		CHECK(handler <= busy);
+		CHECK(queued > 0);
+	}
+	/* a queue without requests has spent no time on any */
+	CHECK(file_count(stats_path, "queue=0 ", " handler_ns=", &n) == 0 && n == 1);
+	CHECK(file_count(stats_path, "queue=0 ", " queued_ns=", &n) == 0 && n == 1);
+}
+
 static void t_exit_and_stats(void)
 {
 	char buf[2048] = { 0 };
@@ -446,7 +484,7 @@ static void t_exit_and_stats(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	read_stats(buf, sizeof(buf));
 	CHECK(!test_failed);
-	CHECK(strstr(buf, "queue=0 type=hiprio requests=0 inline=0 late=0 errors=0 bytes_in=0 bytes_out=0 calls=0 channel_kicks=0 busy_ns=0\n"));
+	CHECK(strstr(buf, "queue=0 type=hiprio requests=0 inline=0 late=0 errors=0 bytes_in=0 bytes_out=0 calls=0 channel_kicks=0 busy_ns=0 handler_ns=0 queued_ns=0\n"));
 	CHECK(strstr(buf, "queue=1 type=request requests=1 inline=0 late=0 errors=0 "));
 	CHECK(strstr(buf, "queue=2 type=sync requests=61 inline=61 late=0 errors=0 "));
 }
@@ -729,13 +767,15 @@ static pid_t sandboxed_pid(void)
 	return pid;
 }
 
-static bool status_line(pid_t pid, const char *key, char *val, size_t len)
+/* KEY's value in /proc/WHO/status (WHO: a pid, or PID/task/TID). */
+static bool status_line_of(const char *who, const char *key, char *val,
+			   size_t len)
 {
-	char path[64], line[256];
+	char path[96], line[256];
 	bool found = false;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	snprintf(path, sizeof(path), "/proc/%s/status", who);
 	f = fopen(path, "r");
 	if (!f)
 		return false;
@@ -748,6 +788,14 @@ static bool status_line(pid_t pid, const char *key, char *val, size_t len)
 	}
 	fclose(f);
 	return found;
+}
+
+static bool status_line(pid_t pid, const char *key, char *val, size_t len)
+{
+	char who[16];
+
+	snprintf(who, sizeof(who), "%d", pid);
+	return status_line_of(who, key, val, len);
 }
 
 /* What each layer leaves: namespaces, the share as root, capabilities. */
@@ -1062,6 +1110,10 @@ static void t_kick_channel(void)
 	CHECK(file_count(stats_path, "queue=2 ", "channel_kicks=", &n) == 20 && n == 1);
 	CHECK(file_count(stats_path, "queue=1 ", "channel_kicks=", &n) == 1 && n == 1);
 	CHECK(file_count(stats_path, "queue=2 ", "busy_ns=", &n) > 0);
+	/* the channel's requests are timed as the socket's are */
+	CHECK(file_count(stats_path, "queue=2 ", " handler_ns=", &n) > 0);
+	CHECK(file_count(stats_path, "queue=2 ", " queued_ns=", &n) > 0);
+	CHECK(file_count(stats_path, "queue=1 ", " queued_ns=", &n) > 0);
 	/* one trace line per request; the channel's 20 on one thread */
 	CHECK(file_count(trace_path, "queue=1 type=request ", "opcode=", &n) == FUSE_INIT && n == 1);
 	CHECK(trace_tids("queue=2 type=sync ", tids, 21) == 21);
@@ -1103,6 +1155,7 @@ void vu_tests(const char *daemon)
 	test_run("vhost-user: malformed messages", t_garbage);
 	test_run("vhost-user: no sync offer without in-band kicks", t_no_inband);
 	test_run("vhost-user: clean exit and stats", t_exit_and_stats);
+	test_run("vhost-user: per-queue handler and queued time", t_timing_stats);
 	test_run("vhost-user: --sync-late completes after the ack", t_sync_late);
 	test_run("vhost-user: per-queue kick channels", t_kick_channel);
 	test_run("vhost-user: --no-kick-channel", t_no_kick_channel);
