@@ -21,6 +21,7 @@
 #include "dispatch.h"
 #include "faults.h"
 #include "fuse_server.h"
+#include "pin.h"
 
 #include <linux/fuse.h>
 
@@ -480,8 +481,14 @@ static void *worker_main(void *arg)
 {
 	struct fuse_ctx *ctx = fuse_ctx__new();
 	struct iovec *iov = calloc(2 * VRING_MAX_SIZE, sizeof(*iov));
+	const struct pin_cpus *pin = &pool.opt->pin_workers;
 
-	(void)arg;
+	if (pin->n) {
+		char who[32];
+
+		snprintf(who, sizeof(who), "worker %u", (unsigned int)(uintptr_t)arg);
+		pin__self(pin, 0, pin->n, who);
+	}
 	if (!ctx || !iov) {
 		fprintf(stderr, "vhost-user-fs: worker out of memory\n");
 		exit(1);
@@ -522,11 +529,36 @@ int dispatch__init(const struct options *opt, struct fuse_server *srv)
 	pool.srv = srv;
 	for (i = 0; i < opt->workers; i++) {
 		pthread_t t;
-		int err = pthread_create(&t, NULL, worker_main, NULL);
+		int err = pthread_create(&t, NULL, worker_main,
+					 (void *)(uintptr_t)i);
 
 		if (err)
 			return -err;
 		pthread_detach(t);
 	}
+	/* after the workers, which keep the affinity the process started with */
+	if (opt->pin_sync.n)
+		pin__self(&opt->pin_sync, 0, opt->pin_sync.n,
+			  "control thread (in-band kicks)");
 	return 0;
+}
+
+void dispatch__handler_started(struct fs_queue *q)
+{
+	const struct pin_cpus *pin = &q->dev->opt->pin_sync;
+	enum fsq_type type;
+	char who[48];
+
+	if (!pin->n)
+		return;
+	pthread_mutex_lock(&q->lock);
+	type = q->type;
+	pthread_mutex_unlock(&q->lock);
+	if (type != FSQ_SYNC) {
+		/* born of the pinned control thread */
+		pin__reset();
+		return;
+	}
+	snprintf(who, sizeof(who), "queue %u sync handler", q->index);
+	pin__self(pin, q->index - q->dev->opt->request_queues - 1, 1, who);
 }

@@ -92,6 +92,12 @@ bool dispatch__runnable(struct fs_queue *q);
 void dispatch__kick(struct fs_queue *q);
 /* The same on a queue's handler thread, with that thread's context. */
 void dispatch__channel_kick(struct fs_queue *q, struct fuse_ctx *ctx);
+/*
+ * The transport started a thread that handles q's kicks: with --pin-sync,
+ * a sync queue's is pinned to its CPU, any other to the CPUs the process
+ * started with. Called on that thread.
+ */
+void dispatch__handler_started(struct fs_queue *q);
 /* Wait until no worker holds a chain of q; it is not run again until resumed. */
 void dispatch__pause(struct fs_queue *q);
 void dispatch__resume(struct fs_queue *q);

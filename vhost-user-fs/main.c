@@ -22,6 +22,7 @@
 
 #include "dispatch.h"
 #include "fuse_server.h"
+#include "pin.h"
 #include "sandbox.h"
 #include "vhost_user.h"
 
@@ -91,6 +92,9 @@ static void usage(FILE *f)
 "                         silently (kill), or no filter\n"
 "  --test-forbidden-syscall[=uname|fork]  test knob: once the sandbox is\n"
 "                         up, call uname or fork, which it forbids\n"
+"  --pin-sync=CPU[,CPU...]  pin sync queue i's handler thread to entry\n"
+"                         i mod n, the control thread to all of them\n"
+"  --pin-workers=LIST     pin the worker threads to the CPUs of LIST\n"
 "  --debug                log every request that fails to stderr\n"
 "  --help                 this text\n");
 }
@@ -175,6 +179,7 @@ enum opt_kind {
 	K_STRING,	/* const char **p = the argument */
 	K_UINT,		/* unsigned int *p = the argument, min..max */
 	K_CHOICE,	/* unsigned int *p = the value of the choice named */
+	K_CPUS,		/* struct pin_cpus *p = the CPUs listed */
 	K_OWN,		/* a case of its own in parse_args() */
 };
 
@@ -192,6 +197,7 @@ struct opt_def {
 #define STRING(n, field)	{ DEF(n, K_STRING, field) }
 #define UINT(n, field, lo, hi)	{ DEF(n, K_UINT, field), .min = (lo), .max = (hi) }
 #define CHOICE(n, field, c)	{ DEF(n, K_CHOICE, field), .choices = (c) }
+#define CPUS(n, field)		{ DEF(n, K_CPUS, field) }
 #define OWN(n)			{ .name = (n), .kind = K_OWN }
 
 static const struct opt_def opt_defs[] = {
@@ -226,6 +232,8 @@ static const struct opt_def opt_defs[] = {
 	OWN("xattr-prefix"),
 	FLAG("allow-devices", allow_devices),
 	UINT("config-size", config_size, 40, 48),
+	CPUS("pin-sync", pin_sync),
+	CPUS("pin-workers", pin_workers),
 	OWN("help"),
 };
 
@@ -250,6 +258,24 @@ static unsigned int parse_choice(const struct opt_def *d, const char *arg)
 	exit(2);
 }
 
+static void parse_cpus(const char *name, const char *arg, struct pin_cpus *l)
+{
+	unsigned int bad;
+	int err;
+
+	if (pin__parse(l, arg)) {
+		fprintf(stderr, "vhost-user-fs: --%s=%s: expected CPU numbers and ranges, as 0,2-3\n",
+			name, arg);
+		exit(2);
+	}
+	err = pin__allowed(l, &bad);
+	if (err == -EINVAL) {
+		fprintf(stderr, "vhost-user-fs: --%s=%s: this process may not run on CPU %u\n",
+			name, arg, bad);
+		exit(2);
+	}
+}
+
 /* An option of opt_defs with its argument, unless it is K_OWN: true. */
 static bool parse_def(const struct opt_def *d, const char *arg)
 {
@@ -266,6 +292,9 @@ static bool parse_def(const struct opt_def *d, const char *arg)
 		return true;
 	case K_CHOICE:
 		*(unsigned int *)d->p = parse_choice(d, arg);
+		return true;
+	case K_CPUS:
+		parse_cpus(d->name, arg, d->p);
 		return true;
 	case K_OWN:
 		break;
@@ -446,6 +475,7 @@ int main(int argc, char **argv)
 	sigset_t set;
 	int lfd, ret = 0;
 
+	pin__init();
 	parse_args(argc, argv);
 	fd_limits();
 	/* the guest kernel applies the caller's umask before sending modes */

@@ -696,6 +696,7 @@ static void *channel_main(void *arg)
 	struct vu_queue *vq = arg;
 	uint64_t kick, status = 0;
 
+	dispatch__handler_started(vq->q);
 	/* the content of a kick does not matter: the channel is the queue */
 	while (!read_full(vq->kick_fd, &kick, sizeof(kick))) {
 		dispatch__channel_kick(vq->q, vq->chan_ctx);

@@ -1141,6 +1141,160 @@ static void t_no_kick_channel(void)
 	CHECK(get_u64(15) & (1 << 14));
 }
 
+/* The thread of the sandboxed daemon whose innermost tid is ns_tid: its CPUs. */
+static bool thread_cpus(pid_t pid, long ns_tid, char *cpus, size_t len)
+{
+	char path[96], val[128];
+	DIR *d;
+	struct dirent *de;
+	bool found = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d))) {
+		char *last;
+		long tid = strtol(de->d_name, NULL, 10);
+
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "%d/task/%ld", pid, tid);
+		if (!status_line_of(path, "NSpid", val, sizeof(val)))
+			continue;
+		last = strrchr(val, '\t') ? strrchr(val, '\t') + 1 : val;
+		if (strtol(last, NULL, 10) != ns_tid ||
+		    !status_line_of(path, "Cpus_allowed_list", val, sizeof(val)))
+			continue;
+		snprintf(cpus, len, "%s", val + strspn(val, " \t"));
+		cpus[strcspn(cpus, "\n")] = '\0';
+		found = true;
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * --pin-sync and --pin-workers: the affinity of the threads that ran
+ * each kind of request, read back from /proc: the sync queue's handler
+ * thread and the control thread (in-band kick) on the sync CPU, the
+ * worker that ran the request queue's on the workers' CPU.
+ */
+static void t_pinning(void)
+{
+	struct fuse_init_in init = { .major = 7, .minor = 41 };
+	struct fuse_getattr_in gi = { 0 };
+	char opts[128], want_sync[16], want_workers[16], cpus[64];
+	long tids[3];
+	cpu_set_t set;
+	int c, first = -1, last = -1, q, status;
+	pid_t pid;
+
+	CHECK(sched_getaffinity(0, sizeof(set), &set) == 0);
+	for (c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &set))
+			continue;
+		if (first < 0)
+			first = c;
+		last = c;
+	}
+	snprintf(want_sync, sizeof(want_sync), "%d", last);
+	snprintf(want_workers, sizeof(want_workers), "%d", first);
+	snprintf(opts, sizeof(opts), "--workers=2 --pin-sync=%d --pin-workers=%d",
+		 last, first);
+	cleanup();
+	strcpy(dir, "/tmp/vufs-vu-XXXXXX");
+	memset(avail_idx, 0, sizeof(avail_idx));
+	extra_arg = opts;
+	want_pf |= PF_KICK_CHANNEL;
+	t_handshake();
+	want_pf &= ~PF_KICK_CHANNEL;
+	CHECK(!test_failed);
+	t_setup_rings();
+	CHECK(!test_failed);
+	for (q = 1; q < 3; q++) {
+		int sp[2];
+		uint64_t idx = q;
+
+		CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == 0);
+		CHECK(acked(12, &idx, sizeof(idx), sp[1]) == 0);
+		close(sp[1]);
+		chan[q] = sp[0];
+	}
+	submit(1, FUSE_INIT, 0, &init, sizeof(init), 4096);
+	CHECK(chan_kick(1) == 0);
+	CHECK(pipe_has_call(1, 5000));
+	*used_event(2) = 0x8000;
+	submit(2, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
+	CHECK(chan_kick(2) == 0);
+	submit(2, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
+	CHECK(kick(2) == 0);
+	/* the threads that ran them, by the trace: worker, handler, control */
+	CHECK(trace_tids("queue=1 type=request ", tids, 1) == 1);
+	CHECK(trace_tids("queue=2 type=sync ", tids + 1, 2) == 2);
+	pid = sandboxed_pid();
+	CHECK(pid > 0);
+	CHECK(thread_cpus(pid, tids[0], cpus, sizeof(cpus)));
+	CHECK(!strcmp(cpus, want_workers));
+	CHECK(thread_cpus(pid, tids[1], cpus, sizeof(cpus)));
+	CHECK(!strcmp(cpus, want_sync));
+	CHECK(thread_cpus(pid, tids[2], cpus, sizeof(cpus)));
+	CHECK(!strcmp(cpus, want_sync));
+	close(sock);
+	sock = -1;
+	kill(daemon_pid, SIGTERM);
+	CHECK(waitpid(daemon_pid, &status, 0) == daemon_pid);
+	daemon_pid = 0;
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* A CPU list the process may not use, or one that does not parse: status 2. */
+static void t_pinning_refused(void)
+{
+	static const char *const bad[] = { "--pin-sync=1023", "--pin-workers=0-",
+					   "--pin-sync=a" };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int status = -1;
+		pid_t pid = fork();
+
+		if (!pid) {
+			int null = open("/dev/null", O_WRONLY);
+
+			dup2(null, 2);
+			execl(daemon_path, daemon_path, "--socket-path=/nonexistent/s",
+			      "--shared-dir=/", bad[i], (char *)NULL);
+			_exit(127);
+		}
+		CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+	}
+	/* a CPU it may use passes: the socket fails next, status 1 */
+	{
+		char good[32];
+		cpu_set_t set;
+		int status = -1, c = 0;
+		pid_t pid;
+
+		CHECK(sched_getaffinity(0, sizeof(set), &set) == 0);
+		while (c < CPU_SETSIZE - 1 && !CPU_ISSET(c, &set))
+			c++;
+		snprintf(good, sizeof(good), "--pin-sync=%d", c);
+		pid = fork();
+		if (!pid) {
+			int null = open("/dev/null", O_WRONLY);
+
+			dup2(null, 2);
+			execl(daemon_path, daemon_path, "--socket-path=/nonexistent/s",
+			      "--shared-dir=/", good, (char *)NULL);
+			_exit(127);
+		}
+		CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+	}
+}
+
 void vu_tests(const char *daemon)
 {
 	snprintf(daemon_path, sizeof(daemon_path), "%s", daemon);
@@ -1159,6 +1313,8 @@ void vu_tests(const char *daemon)
 	test_run("vhost-user: --sync-late completes after the ack", t_sync_late);
 	test_run("vhost-user: per-queue kick channels", t_kick_channel);
 	test_run("vhost-user: --no-kick-channel", t_no_kick_channel);
+	test_run("vhost-user: --pin-sync and --pin-workers, read back", t_pinning);
+	test_run("vhost-user: --pin-sync refuses CPUs it may not use", t_pinning_refused);
 	test_run("vhost-user: EVENT_IDX after the rings: checked again", t_late_event_idx);
 	test_run("vhost-user: a frontend that stops reading is hung up on", t_backend_stall);
 	test_run("sandbox: '..' out of a directory moved off the share", t_moved_dir);
