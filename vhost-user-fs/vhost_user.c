@@ -175,6 +175,7 @@ struct vu_dev {
 	uint64_t features;
 	uint64_t protocol_features;
 	bool protocol_known;
+	/* the rings read it; replaced only while every queue is paused */
 	struct mem_table mem;
 	struct vu_queue vq[FS_MAX_QUEUES];
 };
