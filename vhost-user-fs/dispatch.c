@@ -31,7 +31,8 @@ struct fsq_stats {
 	uint64_t channel_kicks;	/* kicks read from the queue's kick channel */
 	uint64_t busy_ns;	/* CLOCK_MONOTONIC time spent processing chains */
 	uint64_t handler_ns;	/* of busy_ns, time in the FUSE server */
-	uint64_t queued_ns;	/* from the kick to the start of each chain */
+	uint64_t queued;	/* chains whose kick is known */
+	uint64_t queued_ns;	/* from the kick to the start of those chains */
 	enum fsq_type type;
 	bool started;
 };
@@ -73,7 +74,7 @@ void dispatch__stats_print(FILE *f)
 
 		if (!__atomic_load_n(&s->started, __ATOMIC_ACQUIRE))
 			continue;
-		fprintf(f, "queue=%u type=%s requests=%llu inline=%llu late=%llu errors=%llu bytes_in=%llu bytes_out=%llu calls=%llu channel_kicks=%llu busy_ns=%llu handler_ns=%llu queued_ns=%llu\n",
+		fprintf(f, "queue=%u type=%s requests=%llu inline=%llu late=%llu errors=%llu bytes_in=%llu bytes_out=%llu calls=%llu channel_kicks=%llu busy_ns=%llu handler_ns=%llu queued=%llu queued_ns=%llu\n",
 			i, type_names[s->type],
 			(unsigned long long)__atomic_load_n(&s->requests, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->inline_done, __ATOMIC_RELAXED),
@@ -85,6 +86,7 @@ void dispatch__stats_print(FILE *f)
 			(unsigned long long)__atomic_load_n(&s->channel_kicks, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->busy_ns, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->handler_ns, __ATOMIC_RELAXED),
+			(unsigned long long)__atomic_load_n(&s->queued, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->queued_ns, __ATOMIC_RELAXED));
 	}
 	fflush(f);
@@ -212,7 +214,7 @@ static uint32_t process_chain_timed(struct fs_dev *dev, struct fuse_ctx *ctx,
 
 /*
  * process_chain_timed, with the time it took in busy_ns, the time since
- * the kick at kick_ns in queued_ns, and the trace.
+ * the kick at kick_ns (0: not known) in queued_ns, and the trace.
  */
 static uint32_t process_chain(struct fs_dev *dev, struct fuse_ctx *ctx,
 			      struct vring_elem *e, struct fsq_stats *s,
@@ -221,8 +223,10 @@ static uint32_t process_chain(struct fs_dev *dev, struct fuse_ctx *ctx,
 	uint64_t start = now_ns(), end;
 	uint32_t len;
 
-	if (kick_ns && start > kick_ns)
-		STAT_ADD(s->queued_ns, start - kick_ns);
+	if (kick_ns) {
+		STAT_ADD(s->queued, 1);
+		STAT_ADD(s->queued_ns, start > kick_ns ? start - kick_ns : 0);
+	}
 	len = process_chain_timed(dev, ctx, e, s, fault);
 	end = now_ns();
 	STAT_ADD(s->busy_ns, end - start);
@@ -399,7 +403,12 @@ void dispatch__channel_kick(struct fs_queue *q, struct fuse_ctx *ctx)
 		pool_post(q, t);
 }
 
-/* kick_ns: the first kick of q that no worker had taken. */
+/*
+ * kick_ns: the first kick of q that no worker had taken (0: none). It
+ * times the first chain popped, the oldest: later ones came while the
+ * queue was being run, without a kick of their own while the driver is
+ * told not to notify, so when they came is not known.
+ */
 static void worker_run_queue(struct fs_queue *q, uint64_t kick_ns,
 			     struct fuse_ctx *ctx, struct iovec *iov)
 {
@@ -451,10 +460,11 @@ static void worker_run_queue(struct fs_queue *q, uint64_t kick_ns,
 		q->busy++;
 		/* let an idle worker pick up the rest of the queue meanwhile */
 		if (vring__has_avail(&q->vr))
-			pool_post(q, kick_ns);
+			pool_post(q, 0);
 		pthread_mutex_unlock(&q->lock);
 
 		len = process_chain(dev, ctx, &e, s, &fault, kick_ns);
+		kick_ns = 0;
 
 		pthread_mutex_lock(&q->lock);
 		complete_chain_locked(q, e.head, len, fault, false);

@@ -454,7 +454,7 @@ static void t_timing_stats(void)
 	static const char *const prefix[] = { "queue=1 type=request ",
 					      "queue=2 type=sync " };
 	static const long long requests[] = { 1, 61 };
-	long long busy, handler, queued;
+	long long busy, handler, queued, timed;
 	int i, n;
 
 	for (i = 0; i < 2; i++) {
@@ -466,6 +466,10 @@ static void t_timing_stats(void)
 		CHECK(handler > 0);
 		CHECK(handler <= busy);
 		CHECK(queued > 0);
+		/* each kick times at least its first chain, sync ones every chain */
+		timed = file_count(stats_path, prefix[i], " queued=", &n);
+		CHECK(timed >= 1 && timed <= requests[i]);
+		CHECK(i == 0 || timed == requests[i]);
 	}
 	/* a queue without requests has spent no time on any */
 	CHECK(file_count(stats_path, "queue=0 ", " handler_ns=", &n) == 0 && n == 1);
@@ -484,7 +488,7 @@ static void t_exit_and_stats(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	read_stats(buf, sizeof(buf));
 	CHECK(!test_failed);
-	CHECK(strstr(buf, "queue=0 type=hiprio requests=0 inline=0 late=0 errors=0 bytes_in=0 bytes_out=0 calls=0 channel_kicks=0 busy_ns=0 handler_ns=0 queued_ns=0\n"));
+	CHECK(strstr(buf, "queue=0 type=hiprio requests=0 inline=0 late=0 errors=0 bytes_in=0 bytes_out=0 calls=0 channel_kicks=0 busy_ns=0 handler_ns=0 queued=0 queued_ns=0\n"));
 	CHECK(strstr(buf, "queue=1 type=request requests=1 inline=0 late=0 errors=0 "));
 	CHECK(strstr(buf, "queue=2 type=sync requests=61 inline=61 late=0 errors=0 "));
 }
