@@ -1030,6 +1030,22 @@ static int trace_tids(const char *prefix, long *tids, int max)
 	return bad ? -1 : n;
 }
 
+/* A kick channel for queues 1 and 2 (SET_VRING_KICK with a socketpair). */
+static void open_channels(void)
+{
+	int q;
+
+	for (q = 1; q < 3; q++) {
+		int sp[2];
+		uint64_t idx = q;
+
+		CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == 0);
+		CHECK(acked(12, &idx, sizeof(idx), sp[1]) == 0);
+		close(sp[1]);
+		chan[q] = sp[0];
+	}
+}
+
 /*
  * Protocol feature 62: every queue's kick is a socket of its own. A sync
  * queue's buffers are published when the channel's acknowledgement comes;
@@ -1064,15 +1080,8 @@ static void t_kick_channel(void)
 		close(p[0]);
 		close(p[1]);
 	}
-	for (q = 1; q < 3; q++) {
-		int sp[2];
-		uint64_t idx = q;
-
-		CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == 0);
-		CHECK(acked(12, &idx, sizeof(idx), sp[1]) == 0);
-		close(sp[1]);
-		chan[q] = sp[0];
-	}
+	open_channels();
+	CHECK(!test_failed);
 	v = vq_of(2);
 	/* a request queue's channel is answered at once, completion by call */
 	submit(1, FUSE_INIT, 0, &init, sizeof(init), 4096);
@@ -1191,7 +1200,7 @@ static void t_pinning(void)
 	char opts[128], want_sync[16], want_workers[16], cpus[64];
 	long tids[3];
 	cpu_set_t set;
-	int c, first = -1, last = -1, q, status;
+	int c, first = -1, last = -1;
 	pid_t pid;
 
 	CHECK(sched_getaffinity(0, sizeof(set), &set) == 0);
@@ -1206,25 +1215,14 @@ static void t_pinning(void)
 	snprintf(want_workers, sizeof(want_workers), "%d", first);
 	snprintf(opts, sizeof(opts), "--workers=2 --pin-sync=%d --pin-workers=%d",
 		 last, first);
-	cleanup();
-	strcpy(dir, "/tmp/vufs-vu-XXXXXX");
-	memset(avail_idx, 0, sizeof(avail_idx));
-	extra_arg = opts;
 	want_pf |= PF_KICK_CHANNEL;
-	t_handshake();
+	restart(opts);
 	want_pf &= ~PF_KICK_CHANNEL;
 	CHECK(!test_failed);
 	t_setup_rings();
 	CHECK(!test_failed);
-	for (q = 1; q < 3; q++) {
-		int sp[2];
-		uint64_t idx = q;
-
-		CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == 0);
-		CHECK(acked(12, &idx, sizeof(idx), sp[1]) == 0);
-		close(sp[1]);
-		chan[q] = sp[0];
-	}
+	open_channels();
+	CHECK(!test_failed);
 	submit(1, FUSE_INIT, 0, &init, sizeof(init), 4096);
 	CHECK(chan_kick(1) == 0);
 	CHECK(pipe_has_call(1, 5000));
@@ -1244,12 +1242,27 @@ static void t_pinning(void)
 	CHECK(!strcmp(cpus, want_sync));
 	CHECK(thread_cpus(pid, tids[2], cpus, sizeof(cpus)));
 	CHECK(!strcmp(cpus, want_sync));
-	close(sock);
-	sock = -1;
-	kill(daemon_pid, SIGTERM);
-	CHECK(waitpid(daemon_pid, &status, 0) == daemon_pid);
-	daemon_pid = 0;
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* the affinity calls are in the seccomp allow-list: a clean exit */
+	modes_exit(true);
+}
+
+/* The daemon's exit status with ARG, for a socket path it cannot bind. */
+static int exit_status_with(const char *arg)
+{
+	int status = -1;
+	pid_t pid = fork();
+
+	if (!pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 2);
+		execl(daemon_path, daemon_path, "--socket-path=/nonexistent/s",
+		      "--shared-dir=/", arg, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
 }
 
 /* A CPU list the process may not use, or one that does not parse: status 2. */
@@ -1257,46 +1270,19 @@ static void t_pinning_refused(void)
 {
 	static const char *const bad[] = { "--pin-sync=1023", "--pin-workers=0-",
 					   "--pin-sync=a" };
+	char good[32];
+	cpu_set_t set;
 	unsigned int i;
+	int c = 0;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		int status = -1;
-		pid_t pid = fork();
-
-		if (!pid) {
-			int null = open("/dev/null", O_WRONLY);
-
-			dup2(null, 2);
-			execl(daemon_path, daemon_path, "--socket-path=/nonexistent/s",
-			      "--shared-dir=/", bad[i], (char *)NULL);
-			_exit(127);
-		}
-		CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
-		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 2);
-	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(exit_status_with(bad[i]) == 2);
 	/* a CPU it may use passes: the socket fails next, status 1 */
-	{
-		char good[32];
-		cpu_set_t set;
-		int status = -1, c = 0;
-		pid_t pid;
-
-		CHECK(sched_getaffinity(0, sizeof(set), &set) == 0);
-		while (c < CPU_SETSIZE - 1 && !CPU_ISSET(c, &set))
-			c++;
-		snprintf(good, sizeof(good), "--pin-sync=%d", c);
-		pid = fork();
-		if (!pid) {
-			int null = open("/dev/null", O_WRONLY);
-
-			dup2(null, 2);
-			execl(daemon_path, daemon_path, "--socket-path=/nonexistent/s",
-			      "--shared-dir=/", good, (char *)NULL);
-			_exit(127);
-		}
-		CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
-		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1);
-	}
+	CHECK(sched_getaffinity(0, sizeof(set), &set) == 0);
+	while (c < CPU_SETSIZE - 1 && !CPU_ISSET(c, &set))
+		c++;
+	snprintf(good, sizeof(good), "--pin-sync=%d", c);
+	CHECK(exit_status_with(good) == 1);
 }
 
 void vu_tests(const char *daemon)
