@@ -15,12 +15,13 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "dispatch.h"
+#include "faults.h"
 #include "fuse_server.h"
+#include "pin.h"
 
 #include <linux/fuse.h>
 
@@ -29,6 +30,9 @@ struct fsq_stats {
 	uint64_t calls;		/* used-buffer notifications sent */
 	uint64_t channel_kicks;	/* kicks read from the queue's kick channel */
 	uint64_t busy_ns;	/* CLOCK_MONOTONIC time spent processing chains */
+	uint64_t handler_ns;	/* of busy_ns, time in the FUSE server */
+	uint64_t queued;	/* chains whose kick is known */
+	uint64_t queued_ns;	/* from the kick to the start of those chains */
 	enum fsq_type type;
 	bool started;
 };
@@ -70,7 +74,7 @@ void dispatch__stats_print(FILE *f)
 
 		if (!__atomic_load_n(&s->started, __ATOMIC_ACQUIRE))
 			continue;
-		fprintf(f, "queue=%u type=%s requests=%llu inline=%llu late=%llu errors=%llu bytes_in=%llu bytes_out=%llu calls=%llu channel_kicks=%llu busy_ns=%llu\n",
+		fprintf(f, "queue=%u type=%s requests=%llu inline=%llu late=%llu errors=%llu bytes_in=%llu bytes_out=%llu calls=%llu channel_kicks=%llu busy_ns=%llu handler_ns=%llu queued=%llu queued_ns=%llu\n",
 			i, type_names[s->type],
 			(unsigned long long)__atomic_load_n(&s->requests, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->inline_done, __ATOMIC_RELAXED),
@@ -80,7 +84,10 @@ void dispatch__stats_print(FILE *f)
 			(unsigned long long)__atomic_load_n(&s->bytes_out, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->calls, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->channel_kicks, __ATOMIC_RELAXED),
-			(unsigned long long)__atomic_load_n(&s->busy_ns, __ATOMIC_RELAXED));
+			(unsigned long long)__atomic_load_n(&s->busy_ns, __ATOMIC_RELAXED),
+			(unsigned long long)__atomic_load_n(&s->handler_ns, __ATOMIC_RELAXED),
+			(unsigned long long)__atomic_load_n(&s->queued, __ATOMIC_RELAXED),
+			(unsigned long long)__atomic_load_n(&s->queued_ns, __ATOMIC_RELAXED));
 	}
 	fflush(f);
 }
@@ -94,20 +101,29 @@ enum fsq_type dispatch__queue_type(struct fs_dev *dev, unsigned int index)
 	return FSQ_REQUEST;
 }
 
-void dispatch__dev_init(struct fs_dev *dev)
+int dispatch__dev_init(struct fs_dev *dev, const struct options *opt,
+		       struct fuse_server *srv,
+		       const struct fs_transport_ops *ops, void *transport)
 {
 	unsigned int i;
 
+	dev->opt = opt;
+	dev->srv = srv;
+	dev->ops = ops;
+	dev->transport = transport;
+	dev->ctx = fuse_ctx__new();
+	if (!dev->ctx)
+		return -ENOMEM;
 	for (i = 0; i < FS_MAX_QUEUES; i++) {
 		struct fs_queue *q = &dev->q[i];
 
 		memset(q, 0, sizeof(*q));
 		q->dev = dev;
 		q->index = i;
-		q->kick_fd = q->call_fd = q->err_fd = -1;
 		pthread_mutex_init(&q->lock, NULL);
 		pthread_cond_init(&q->idle, NULL);
 	}
+	return 0;
 }
 
 /* Called with q->lock held. */
@@ -125,108 +141,6 @@ bool dispatch__runnable(struct fs_queue *q)
 	r = runnable_locked(q);
 	pthread_mutex_unlock(&q->lock);
 	return r;
-}
-
-/*
- * --faults: a LOOKUP of "vfs-fault-<kind>" (or "vfs-fault-<kind>.<any>", so
- * that lookups can run side by side) is answered wrongly in that way,
- * so a guest test can break the one request of its choice and check that
- * only that request fails. A READ at offset FAULT_READ_OFFSET (529 GiB,
- * of a sparse file) gets the error -529 (-EIOCBQUEUED), for a guest's
- * direct-I/O read.
- */
-enum fault {
-	FAULT_NONE,
-	FAULT_LEN_OVER,		/* used length beyond the writable buffers */
-	FAULT_LEN_UNDER,	/* used length shorter than an out header */
-	FAULT_LEN_ZERO,		/* used length 0 */
-	FAULT_HDR_LEN,		/* out header's len disagrees with the used length */
-	FAULT_UNIQUE,		/* out header answers another request */
-	FAULT_ERROR_RANGE,	/* error outside -4095..0 */
-	FAULT_ERROR_529,	/* error -529, -EIOCBQUEUED: kernel-internal */
-	FAULT_DOUBLE,		/* the buffer is put on the used ring twice */
-	FAULT_NEVER,		/* the buffer is never used */
-	FAULT_CLOSE,		/* the socket is shut down, nothing is used */
-	FAULT_COUNT
-};
-
-static const char *const fault_names[FAULT_COUNT] = {
-	[FAULT_LEN_OVER] = "len-over",
-	[FAULT_LEN_UNDER] = "len-under",
-	[FAULT_LEN_ZERO] = "len-zero",
-	[FAULT_HDR_LEN] = "hdr-len",
-	[FAULT_UNIQUE] = "unique",
-	[FAULT_ERROR_RANGE] = "error-range",
-	[FAULT_ERROR_529] = "error-529",
-	[FAULT_DOUBLE] = "double",
-	[FAULT_NEVER] = "never",
-	[FAULT_CLOSE] = "close",
-};
-
-#define FAULT_PREFIX "vfs-fault-"
-#define FAULT_READ_OFFSET (529ULL << 30)
-
-static enum fault fault_of(const struct fs_dev *dev, const struct fuse_ctx *ctx,
-			   size_t in_len)
-{
-	const struct fuse_in_header *ih = (const void *)ctx->in;
-	const char *name = (const char *)(ih + 1);
-	size_t max, plen = strlen(FAULT_PREFIX);
-	unsigned int f;
-
-	if (!dev->opt->faults || in_len > ctx->in_cap)
-		return FAULT_NONE;
-	if (ih->opcode == FUSE_READ &&
-	    in_len >= sizeof(*ih) + sizeof(struct fuse_read_in)) {
-		const struct fuse_read_in *ri = (const void *)(ih + 1);
-
-		return ri->offset == FAULT_READ_OFFSET ? FAULT_ERROR_529 :
-			FAULT_NONE;
-	}
-	if (in_len < sizeof(*ih) + plen + 1 || ih->opcode != FUSE_LOOKUP)
-		return FAULT_NONE;
-	max = in_len - sizeof(*ih);
-	if (strncmp(name, FAULT_PREFIX, plen) || !memchr(name, 0, max))
-		return FAULT_NONE;
-	name += plen;
-	/* "vfs-fault-KIND" or "vfs-fault-KIND.ANYTHING" */
-	for (f = FAULT_NONE + 1; f < FAULT_COUNT; f++) {
-		size_t n = strlen(fault_names[f]);
-
-		if (!strncmp(name, fault_names[f], n) &&
-		    (name[n] == '\0' || name[n] == '.'))
-			return f;
-	}
-	return FAULT_NONE;
-}
-
-/* Spoils the reply in ctx->out of length *len as @f asks. */
-static void fault_reply(enum fault f, struct fuse_ctx *ctx, size_t *len)
-{
-	struct fuse_out_header *oh = (void *)ctx->out;
-
-	if (*len < sizeof(*oh))
-		return;
-	switch (f) {
-	case FAULT_HDR_LEN:
-		oh->len += 8;
-		break;
-	case FAULT_UNIQUE:
-		oh->unique ^= 1;
-		break;
-	case FAULT_ERROR_RANGE:
-		oh->error = -5000;
-		oh->len = sizeof(*oh);
-		*len = sizeof(*oh);
-		break;
-	case FAULT_ERROR_529:
-		oh->error = -529;
-		oh->len = sizeof(*oh);
-		*len = sizeof(*oh);
-		break;
-	default:
-		break;
-	}
 }
 
 int dispatch__trace_open(const char *path)
@@ -273,18 +187,17 @@ static uint32_t process_chain_timed(struct fs_dev *dev, struct fuse_ctx *ctx,
 				    struct vring_elem *e, struct fsq_stats *s,
 				    enum fault *fault)
 {
-	size_t in_len, out_len, copied;
+	size_t in_len, out_len;
+	uint64_t t0;
 	int error = 0;
 
 	in_len = e->rd_len;
-	copied = iov__copy_from(e->iov, e->rd_num, ctx->in,
-				in_len < ctx->in_cap ? in_len : ctx->in_cap);
-	(void)copied;
-	*fault = fault_of(dev, ctx, in_len);
-	if (*fault != FAULT_NONE)
-		fprintf(stderr, "vhost-user-fs: fault %s injected\n",
-			fault_names[*fault]);
+	iov__copy_from(e->iov, e->rd_num, ctx->in,
+		       in_len < ctx->in_cap ? in_len : ctx->in_cap);
+	*fault = dev->opt->faults ? fault__of(ctx, in_len) : FAULT_NONE;
+	t0 = now_ns();
 	out_len = fuse_server__handle(dev->srv, ctx, in_len, e->wr_len, &error);
+	STAT_ADD(s->handler_ns, now_ns() - t0);
 
 	STAT_ADD(s->requests, 1);
 	STAT_ADD(s->bytes_in, in_len);
@@ -292,30 +205,28 @@ static uint32_t process_chain_timed(struct fs_dev *dev, struct fuse_ctx *ctx,
 		STAT_ADD(s->errors, 1);
 	if (!out_len)
 		return 0;
-	fault_reply(*fault, ctx, &out_len);
+	fault__spoil_reply(*fault, ctx, &out_len);
 	out_len = iov__copy_to(e->iov + e->rd_num, e->wr_num, ctx->out,
 			       out_len);
 	STAT_ADD(s->bytes_out, out_len);
-	switch (*fault) {
-	case FAULT_LEN_OVER:
-		return e->wr_len + 1;
-	case FAULT_LEN_UNDER:
-		return sizeof(struct fuse_out_header) / 2;
-	case FAULT_LEN_ZERO:
-		return 0;
-	default:
-		return out_len;
-	}
+	return fault__used_len(*fault, out_len, e->wr_len);
 }
 
-/* process_chain_timed, with the time it took in busy_ns and the trace. */
+/*
+ * process_chain_timed, with the time it took in busy_ns, the time since
+ * the kick at kick_ns (0: not known) in queued_ns, and the trace.
+ */
 static uint32_t process_chain(struct fs_dev *dev, struct fuse_ctx *ctx,
 			      struct vring_elem *e, struct fsq_stats *s,
-			      enum fault *fault)
+			      enum fault *fault, uint64_t kick_ns)
 {
 	uint64_t start = now_ns(), end;
 	uint32_t len;
 
+	if (kick_ns) {
+		STAT_ADD(s->queued, 1);
+		STAT_ADD(s->queued_ns, start > kick_ns ? start - kick_ns : 0);
+	}
 	len = process_chain_timed(dev, ctx, e, s, fault);
 	end = now_ns();
 	STAT_ADD(s->busy_ns, end - start);
@@ -326,42 +237,37 @@ static uint32_t process_chain(struct fs_dev *dev, struct fuse_ctx *ctx,
 
 /*
  * Puts a processed chain on the used ring, or not, as its fault says.
- * Called with q->lock held. Shutting the socket down makes the vhost-user
- * thread see the frontend gone, as if the device process had died.
+ * Called with q->lock held.
  */
 static void complete_chain_locked(struct fs_queue *q, uint16_t head,
-				  uint32_t len, enum fault fault)
+				  uint32_t len, enum fault fault,
+				  bool kick_waits)
 {
-	switch (fault) {
-	case FAULT_NEVER:
-		return;
-	case FAULT_CLOSE:
-		shutdown(q->dev->sock, SHUT_RDWR);
-		return;
-	case FAULT_DOUBLE:
+	unsigned int n = fault__pushes(fault);
+
+	if (fault == FAULT_CLOSE)
+		q->dev->ops->hang_up(q->dev->transport, q->index, kick_waits);
+	while (n--)
 		vring__push(&q->vr, head, len);
-		break;
-	default:
-		break;
-	}
-	vring__push(&q->vr, head, len);
 }
 
 /* A sync-queue chain completed after its kick was acknowledged. */
 struct deferred {
 	struct deferred *next;
+	uint64_t kick_ns;		/* the kick that made it available */
 	struct vring_elem e;
 	struct iovec iov[];
 };
 
-static void pool_post(struct fs_queue *q);
+static void pool_post(struct fs_queue *q, uint64_t kick_ns);
 
 /*
  * --sync-late=N hands every Nth sync chain to a worker, so a driver's
  * deferred-completion path can be exercised. Called with q->lock held;
  * returns true if the chain was taken over.
  */
-static bool defer_locked(struct fs_queue *q, const struct vring_elem *e)
+static bool defer_locked(struct fs_queue *q, const struct vring_elem *e,
+			 uint64_t kick_ns)
 {
 	unsigned int n = q->dev->opt->sync_late, niov = e->rd_num + e->wr_num;
 	struct deferred *d, **pp;
@@ -372,6 +278,7 @@ static bool defer_locked(struct fs_queue *q, const struct vring_elem *e)
 	if (!d)
 		return false;
 	d->next = NULL;
+	d->kick_ns = kick_ns;
 	d->e = *e;
 	d->e.iov = d->iov;
 	d->e.iov_max = niov;
@@ -383,9 +290,12 @@ static bool defer_locked(struct fs_queue *q, const struct vring_elem *e)
 	return true;
 }
 
-static void pool_post(struct fs_queue *q)
+/* Hands q to a worker; kick_ns: the kick that asks for it (CLOCK_MONOTONIC). */
+static void pool_post(struct fs_queue *q, uint64_t kick_ns)
 {
 	pthread_mutex_lock(&pool.lock);
+	if (!q->kick_ns)
+		q->kick_ns = kick_ns;
 	if (!q->queued) {
 		q->queued = true;
 		q->next = NULL;
@@ -399,7 +309,8 @@ static void pool_post(struct fs_queue *q)
 	pthread_mutex_unlock(&pool.lock);
 }
 
-static struct fs_queue *pool_take(void)
+/* The next queue to run, and in *kick_ns the first kick not yet taken. */
+static struct fs_queue *pool_take(uint64_t *kick_ns)
 {
 	struct fs_queue *q;
 
@@ -411,11 +322,15 @@ static struct fs_queue *pool_take(void)
 	if (!pool.head)
 		pool.tail = NULL;
 	q->queued = false;
+	*kick_ns = q->kick_ns;
+	q->kick_ns = 0;
 	pthread_mutex_unlock(&pool.lock);
 	return q;
 }
 
-static void sync_process(struct fs_queue *q, struct fuse_ctx *ctx)
+/* kick_ns: when the kick was received. */
+static void sync_process(struct fs_queue *q, struct fuse_ctx *ctx,
+			 uint64_t kick_ns)
 {
 	struct fs_dev *dev = q->dev;
 	struct fsq_stats *s = &stats[q->index];
@@ -436,13 +351,10 @@ static void sync_process(struct fs_queue *q, struct fuse_ctx *ctx)
 			enum fault fault;
 			uint32_t len;
 
-			if (defer_locked(q, &e))
+			if (defer_locked(q, &e, kick_ns))
 				continue;
-			len = process_chain(dev, ctx, &e, s, &fault);
-			complete_chain_locked(q, e.head, len, fault);
-			/* a device gone away answers no kick either */
-			if (fault == FAULT_CLOSE && q->channel)
-				shutdown(q->kick_fd, SHUT_RDWR);
+			len = process_chain(dev, ctx, &e, s, &fault, kick_ns);
+			complete_chain_locked(q, e.head, len, fault, true);
 			STAT_ADD(s->inline_done, 1);
 			done++;
 		}
@@ -452,7 +364,7 @@ static void sync_process(struct fs_queue *q, struct fuse_ctx *ctx)
 	signal = done && vring__need_signal(&q->vr);
 out:
 	if (q->deferred)
-		pool_post(q);
+		pool_post(q, kick_ns);
 	pthread_mutex_unlock(&q->lock);
 	/*
 	 * The frontend CPU is blocked until we acknowledge, so it cannot drain
@@ -460,35 +372,45 @@ out:
 	 */
 	if (signal)
 		STAT_ADD(s->calls, 1);
-	if (signal && vhost_user__signal(dev, q->index, false) == -EAGAIN) {
+	if (signal && dev->ops->signal(dev->transport, q->index, false) == -EAGAIN) {
 		pthread_mutex_lock(&q->lock);
 		q->signal_pending = true;
 		pthread_mutex_unlock(&q->lock);
-		pool_post(q);
+		pool_post(q, kick_ns);
 	}
 }
 
 void dispatch__kick(struct fs_queue *q)
 {
+	uint64_t t = now_ns();
+
 	if (q->type == FSQ_SYNC)
-		sync_process(q, q->dev->ctx);
+		sync_process(q, q->dev->ctx, t);
 	else
-		pool_post(q);
+		pool_post(q, t);
 }
 
 void dispatch__channel_kick(struct fs_queue *q, struct fuse_ctx *ctx)
 {
+	uint64_t t = now_ns();
+
 	STAT_ADD(stats[q->index].channel_kicks, 1);
 	if (!dispatch__runnable(q))
 		return;
 	if (q->type == FSQ_SYNC)
-		sync_process(q, ctx);
+		sync_process(q, ctx, t);
 	else
-		pool_post(q);
+		pool_post(q, t);
 }
 
-static void worker_run_queue(struct fs_queue *q, struct fuse_ctx *ctx,
-			     struct iovec *iov)
+/*
+ * kick_ns: the first kick of q that no worker had taken (0: none). It
+ * times the first chain popped, the oldest: later ones came while the
+ * queue was being run, without a kick of their own while the driver is
+ * told not to notify, so when they came is not known.
+ */
+static void worker_run_queue(struct fs_queue *q, uint64_t kick_ns,
+			     struct fuse_ctx *ctx, struct iovec *iov)
 {
 	struct fsq_stats *s = &stats[q->index];
 	struct fs_dev *dev = q->dev;
@@ -509,10 +431,10 @@ static void worker_run_queue(struct fs_queue *q, struct fuse_ctx *ctx,
 
 		q->deferred = d->next;
 		pthread_mutex_unlock(&q->lock);
-		len = process_chain(dev, ctx, &d->e, s, &fault);
+		len = process_chain(dev, ctx, &d->e, s, &fault, d->kick_ns);
 		STAT_ADD(s->late, 1);
 		pthread_mutex_lock(&q->lock);
-		complete_chain_locked(q, d->e.head, len, fault);
+		complete_chain_locked(q, d->e.head, len, fault, false);
 		if (vring__need_signal(&q->vr))
 			signal = true;
 		if (--q->busy == 0)
@@ -538,13 +460,14 @@ static void worker_run_queue(struct fs_queue *q, struct fuse_ctx *ctx,
 		q->busy++;
 		/* let an idle worker pick up the rest of the queue meanwhile */
 		if (vring__has_avail(&q->vr))
-			pool_post(q);
+			pool_post(q, 0);
 		pthread_mutex_unlock(&q->lock);
 
-		len = process_chain(dev, ctx, &e, s, &fault);
+		len = process_chain(dev, ctx, &e, s, &fault, kick_ns);
+		kick_ns = 0;
 
 		pthread_mutex_lock(&q->lock);
-		complete_chain_locked(q, e.head, len, fault);
+		complete_chain_locked(q, e.head, len, fault, false);
 		if (vring__need_signal(&q->vr))
 			signal = true;
 		if (--q->busy == 0)
@@ -552,7 +475,7 @@ static void worker_run_queue(struct fs_queue *q, struct fuse_ctx *ctx,
 		if (signal && !vring__has_avail(&q->vr)) {
 			pthread_mutex_unlock(&q->lock);
 			STAT_ADD(s->calls, 1);
-			vhost_user__signal(dev, q->index, true);
+			dev->ops->signal(dev->transport, q->index, true);
 			signal = false;
 			pthread_mutex_lock(&q->lock);
 		}
@@ -560,7 +483,7 @@ static void worker_run_queue(struct fs_queue *q, struct fuse_ctx *ctx,
 	pthread_mutex_unlock(&q->lock);
 	if (signal) {
 		STAT_ADD(s->calls, 1);
-		vhost_user__signal(dev, q->index, true);
+		dev->ops->signal(dev->transport, q->index, true);
 	}
 }
 
@@ -568,14 +491,24 @@ static void *worker_main(void *arg)
 {
 	struct fuse_ctx *ctx = fuse_ctx__new();
 	struct iovec *iov = calloc(2 * VRING_MAX_SIZE, sizeof(*iov));
+	const struct pin_cpus *pin = &pool.opt->pin_workers;
 
-	(void)arg;
+	if (pin->n) {
+		char who[32];
+
+		snprintf(who, sizeof(who), "worker %u", (unsigned int)(uintptr_t)arg);
+		pin__self(pin, 0, pin->n, who);
+	}
 	if (!ctx || !iov) {
 		fprintf(stderr, "vhost-user-fs: worker out of memory\n");
 		exit(1);
 	}
-	for (;;)
-		worker_run_queue(pool_take(), ctx, iov);
+	for (;;) {
+		uint64_t kick_ns;
+		struct fs_queue *q = pool_take(&kick_ns);
+
+		worker_run_queue(q, kick_ns, ctx, iov);
+	}
 	return NULL;
 }
 
@@ -606,11 +539,36 @@ int dispatch__init(const struct options *opt, struct fuse_server *srv)
 	pool.srv = srv;
 	for (i = 0; i < opt->workers; i++) {
 		pthread_t t;
-		int err = pthread_create(&t, NULL, worker_main, NULL);
+		int err = pthread_create(&t, NULL, worker_main,
+					 (void *)(uintptr_t)i);
 
 		if (err)
 			return -err;
 		pthread_detach(t);
 	}
+	/* after the workers, which keep the affinity the process started with */
+	if (opt->pin_sync.n)
+		pin__self(&opt->pin_sync, 0, opt->pin_sync.n,
+			  "control thread (in-band kicks)");
 	return 0;
+}
+
+void dispatch__handler_started(struct fs_queue *q)
+{
+	const struct pin_cpus *pin = &q->dev->opt->pin_sync;
+	enum fsq_type type;
+	char who[48];
+
+	if (!pin->n)
+		return;
+	pthread_mutex_lock(&q->lock);
+	type = q->type;
+	pthread_mutex_unlock(&q->lock);
+	if (type != FSQ_SYNC) {
+		/* born of the pinned control thread */
+		pin__reset();
+		return;
+	}
+	snprintf(who, sizeof(who), "queue %u sync handler", q->index);
+	pin__self(pin, q->index - q->dev->opt->request_queues - 1, 1, who);
 }

@@ -33,9 +33,6 @@ struct fs_queue {
 	pthread_mutex_t lock;		/* protects everything below */
 	pthread_cond_t idle;		/* busy dropped to 0 */
 	struct vring vr;
-	unsigned int num;
-	uint16_t base;
-	uint64_t desc_uva, avail_uva, used_uva;
 	bool addr_set;			/* rings translated into vr */
 	bool enabled;			/* SET_VRING_ENABLE */
 	bool stopped;			/* GET_VRING_BASE, until re-armed */
@@ -45,39 +42,46 @@ struct fs_queue {
 	struct deferred *deferred;	/* sync chains left for a worker */
 	unsigned long sync_seen;	/* sync chains popped, for --sync-late */
 
-	/* owned by the vhost-user thread */
-	int kick_fd, call_fd, err_fd;
-	/*
-	 * KICK_CHANNEL: kick_fd is the queue's kick channel, read by
-	 * chan_thread with chan_ctx from start until it is joined. The
-	 * vhost-user thread sets these only while no handler runs.
-	 */
-	bool channel;
-	pthread_t chan_thread;
-	struct fuse_ctx *chan_ctx;
-
 	/* protected by the pool lock */
 	bool queued;
+	uint64_t kick_ns;		/* first kick not yet taken by a worker */
 	struct fs_queue *next;
 };
 
+/*
+ * What dispatch asks of the transport that feeds it. Both may be called
+ * from any thread, the second with the queue's lock held.
+ */
+struct fs_transport_ops {
+	/*
+	 * Tell the driver that queue index has used buffers. Without
+	 * may_block, -EAGAIN says the signal could not be sent without
+	 * waiting (dispatch has a worker send it).
+	 */
+	int (*signal)(void *transport, unsigned int index, bool may_block);
+	/*
+	 * --faults "close": behave as a device that died. kick_waits: the
+	 * chain belongs to a sync kick not yet answered, which must stay so.
+	 */
+	void (*hang_up)(void *transport, unsigned int index, bool kick_waits);
+};
+
+/* The device as dispatch sees it: queues and the FUSE server, no transport. */
 struct fs_dev {
 	const struct options *opt;
 	struct fuse_server *srv;
-	struct fuse_ctx *ctx;		/* for sync queues, vhost-user thread */
-	int sock;			/* set by the vhost-user thread; workers may shut it down */
-	int backend_fd;			/* -1 if none */
-	pthread_mutex_t backend_lock;	/* held only around one write */
-	uint64_t features;
-	uint64_t protocol_features;
-	bool protocol_known;
-	bool sync_active;
-	struct mem_table mem;
+	struct fuse_ctx *ctx;		/* for sync queues, transport's own thread */
+	bool sync_active;		/* set by the transport's thread */
+	const struct fs_transport_ops *ops;
+	void *transport;
 	struct fs_queue q[FS_MAX_QUEUES];
 };
 
 int dispatch__init(const struct options *opt, struct fuse_server *srv);
-void dispatch__dev_init(struct fs_dev *dev);
+/* 0 or -ENOMEM. */
+int dispatch__dev_init(struct fs_dev *dev, const struct options *opt,
+		       struct fuse_server *srv,
+		       const struct fs_transport_ops *ops, void *transport);
 /* Queue type under the features negotiated so far. */
 enum fsq_type dispatch__queue_type(struct fs_dev *dev, unsigned int index);
 bool dispatch__runnable(struct fs_queue *q);
@@ -88,6 +92,12 @@ bool dispatch__runnable(struct fs_queue *q);
 void dispatch__kick(struct fs_queue *q);
 /* The same on a queue's handler thread, with that thread's context. */
 void dispatch__channel_kick(struct fs_queue *q, struct fuse_ctx *ctx);
+/*
+ * The transport started a thread that handles q's kicks: with --pin-sync,
+ * a sync queue's is pinned to its CPU, any other to the CPUs the process
+ * started with. Called on that thread.
+ */
+void dispatch__handler_started(struct fs_queue *q);
 /* Wait until no worker holds a chain of q; it is not run again until resumed. */
 void dispatch__pause(struct fs_queue *q);
 void dispatch__resume(struct fs_queue *q);
@@ -95,8 +105,5 @@ void dispatch__stats_print(FILE *f);
 void dispatch__stats_started(struct fs_queue *q);
 /* --trace-file: one line per processed chain; 0 or -errno. */
 int dispatch__trace_open(const char *path);
-
-/* Provided by the vhost-user layer. */
-int vhost_user__signal(struct fs_dev *dev, unsigned int index, bool may_block);
 
 #endif

@@ -39,11 +39,11 @@
 #include <linux/capability.h>
 #include <linux/fuse.h>
 
+#include "file_table.h"
 #include "fuse_server.h"
 #include "inode.h"
 
 #define OUR_MINOR	38
-#define NO_REPLY	1
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
@@ -51,16 +51,6 @@
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1)
 #endif
-
-struct open_file {
-	int fd;
-	uint32_t gen;
-	unsigned int users;		/* requests using fd right now */
-	bool live;			/* not yet released */
-	bool is_dir;
-	struct inode *ino;
-	uint32_t next_free;
-};
 
 struct fuse_server {
 	const struct options *opt;
@@ -72,10 +62,7 @@ struct fuse_server {
 	bool initialized;		/* atomic: INIT done, set by op_init */
 	unsigned int minor;
 
-	pthread_mutex_t fh_lock;	/* protects the file table */
-	struct open_file *files;
-	uint32_t nfiles;
-	uint32_t free_file;		/* 0 = none; index 0 is never used */
+	struct file_table ft;
 };
 
 struct req {
@@ -178,134 +165,6 @@ static void fsetid_restore(bool dropped)
 		return;
 	d[0].effective |= 1u << CAP_FSETID;
 	syscall(SYS_capset, &h, d);
-}
-
-/* ---- open file table ---- */
-
-static int file_new(struct fuse_server *s, int fd, struct inode *ino,
-		    bool is_dir, uint64_t *fh)
-{
-	struct open_file *f;
-	uint32_t idx;
-	int err;
-
-	/* counted against --max-files before the handle is visible */
-	err = inode__open_get(&s->it, ino);
-	if (err)
-		return err;
-	pthread_mutex_lock(&s->fh_lock);
-	if (!s->free_file) {
-		uint32_t n = s->nfiles ? s->nfiles * 2 : 256, i;
-		struct open_file *v = realloc(s->files, n * sizeof(*v));
-
-		if (!v) {
-			pthread_mutex_unlock(&s->fh_lock);
-			inode__open_put(&s->it, ino);
-			return -ENOMEM;
-		}
-		for (i = n - 1; i >= (s->nfiles ? s->nfiles : 1); i--) {
-			memset(&v[i], 0, sizeof(v[i]));
-			v[i].next_free = s->free_file;
-			s->free_file = i;
-		}
-		s->files = v;
-		s->nfiles = n;
-	}
-	idx = s->free_file;
-	f = &s->files[idx];
-	s->free_file = f->next_free;
-	f->fd = fd;
-	f->users = 0;
-	f->live = true;
-	f->is_dir = is_dir;
-	f->ino = ino;
-	*fh = ((uint64_t)f->gen << 32) | idx;
-	pthread_mutex_unlock(&s->fh_lock);
-	return 0;
-}
-
-static struct open_file *file_find_locked(struct fuse_server *s, uint64_t fh)
-{
-	uint32_t idx = (uint32_t)fh;
-
-	if (!idx || idx >= s->nfiles || !s->files[idx].live ||
-	    s->files[idx].gen != (uint32_t)(fh >> 32))
-		return NULL;
-	return &s->files[idx];
-}
-
-/*
- * Returns the fd of a live handle and holds it until file_put(), so a
- * concurrent RELEASE cannot close it under us (and let the number be
- * reused for something else).
- */
-static int file_get(struct fuse_server *s, uint64_t fh, bool want_dir)
-{
-	struct open_file *f;
-	int fd = -EBADF;
-
-	pthread_mutex_lock(&s->fh_lock);
-	f = file_find_locked(s, fh);
-	if (f && f->is_dir == want_dir) {
-		f->users++;
-		fd = f->fd;
-	}
-	pthread_mutex_unlock(&s->fh_lock);
-	return fd;
-}
-
-static void file_drop_locked(struct fuse_server *s, uint32_t idx,
-			     int *fd, struct inode **ino)
-{
-	struct open_file *f = &s->files[idx];
-
-	*fd = f->fd;
-	*ino = f->ino;
-	f->fd = -1;
-	f->ino = NULL;
-	f->gen++;
-	f->next_free = s->free_file;
-	s->free_file = idx;
-}
-
-static void file_put(struct fuse_server *s, uint64_t fh)
-{
-	uint32_t idx = (uint32_t)fh;
-	struct inode *ino = NULL;
-	int fd = -1;
-
-	pthread_mutex_lock(&s->fh_lock);
-	if (idx < s->nfiles && s->files[idx].users &&
-	    --s->files[idx].users == 0 && !s->files[idx].live)
-		file_drop_locked(s, idx, &fd, &ino);
-	pthread_mutex_unlock(&s->fh_lock);
-	if (fd >= 0)
-		close(fd);
-	if (ino)
-		inode__open_put(&s->it, ino);
-}
-
-static int file_release(struct fuse_server *s, uint64_t fh, bool is_dir)
-{
-	struct inode *ino = NULL;
-	struct open_file *f;
-	int fd = -1, err = 0;
-
-	pthread_mutex_lock(&s->fh_lock);
-	f = file_find_locked(s, fh);
-	if (!f || f->is_dir != is_dir) {
-		err = -EBADF;
-	} else {
-		f->live = false;
-		if (!f->users)
-			file_drop_locked(s, (uint32_t)fh, &fd, &ino);
-	}
-	pthread_mutex_unlock(&s->fh_lock);
-	if (fd >= 0)
-		close(fd);
-	if (ino)
-		inode__open_put(&s->it, ino);
-	return err;
 }
 
 /* ---- request decoding ---- */
@@ -493,7 +352,7 @@ static int op_forget(struct req *r)
 
 	if (in)
 		inode__forget(&r->srv->it, r->ih->nodeid, in->nlookup);
-	return NO_REPLY;
+	return 0;
 }
 
 static int op_batch_forget(struct req *r)
@@ -502,7 +361,7 @@ static int op_batch_forget(struct req *r)
 	uint32_t i;
 
 	if (!in)
-		return NO_REPLY;
+		return 0;
 	for (i = 0; i < in->count; i++) {
 		const struct fuse_forget_one *one = arg_take(r, sizeof(*one));
 
@@ -510,7 +369,7 @@ static int op_batch_forget(struct req *r)
 			break;
 		inode__forget(&r->srv->it, one->nodeid, one->nlookup);
 	}
-	return NO_REPLY;
+	return 0;
 }
 
 static int reply_attr(struct req *r, const struct stat *st)
@@ -531,11 +390,11 @@ static int op_getattr(struct req *r, struct inode *ino)
 	int err;
 
 	if (in && (in->getattr_flags & FUSE_GETATTR_FH)) {
-		int fd = file_get(r->srv, in->fh, false);
+		int fd = file__get(&r->srv->ft, in->fh, false);
 
 		if (fd >= 0) {
 			err = fstat(fd, &st) ? -errno : 0;
-			file_put(r->srv, in->fh);
+			file__put(&r->srv->ft, in->fh);
 			return err ? err : reply_attr(r, &st);
 		}
 	}
@@ -588,7 +447,7 @@ static int op_setattr(struct req *r, struct inode *ino)
 	if (s->opt->readonly)
 		return -EROFS;
 	if (in->valid & FATTR_FH) {
-		fd = file_get(s, in->fh, false);
+		fd = file__get(&s->ft, in->fh, false);
 		if (fd < 0)
 			return fd;
 	}
@@ -640,7 +499,7 @@ static int op_setattr(struct req *r, struct inode *ino)
 		err = reply_attr(r, &st);
 out:
 	if (fd >= 0)
-		file_put(s, in->fh);
+		file__put(&s->ft, in->fh);
 	return err;
 }
 
@@ -736,7 +595,7 @@ static int pin_victim(struct fuse_server *s, int dirfd, const char *name)
 	return 0;
 }
 
-static int op_unlink(struct req *r, struct inode *dir, int flags)
+static int unlink_common(struct req *r, struct inode *dir, int flags)
 {
 	const char *name = arg_name(r);
 
@@ -896,7 +755,7 @@ static int op_open(struct req *r, struct inode *ino)
 	}
 	if (fd < 0)
 		return fd;
-	err = file_new(r->srv, fd, ino, false, &fh);
+	err = file__new(&r->srv->ft, fd, ino, false, &fh);
 	if (err) {
 		close(fd);
 		return err;
@@ -952,7 +811,7 @@ static int op_create(struct req *r, struct inode *dir)
 		err = -err;
 		goto fail;
 	}
-	err = file_new(s, fd, ino, false, &fh);
+	err = file__new(&s->ft, fd, ino, false, &fh);
 	inode__put(&s->it, ino);
 	if (err) {
 		inode__forget(&s->it, e->nodeid, 1);
@@ -1015,7 +874,7 @@ static int op_tmpfile(struct req *r, struct inode *dir)
 	e->entry_valid = s->timeout;
 	e->attr_valid = s->timeout;
 	fill_attr(&e->attr, &st);
-	err = file_new(s, fd, ino, false, &fh);
+	err = file__new(&s->ft, fd, ino, false, &fh);
 	inode__put(&s->it, ino);
 	if (err) {
 		inode__forget(&s->it, e->nodeid, 1);
@@ -1036,11 +895,11 @@ static int op_read(struct req *r)
 	if (!in)
 		return -EINVAL;
 	size = in->size < r->out_max ? in->size : r->out_max;
-	fd = file_get(r->srv, in->fh, false);
+	fd = file__get(&r->srv->ft, in->fh, false);
 	if (fd < 0)
 		return fd;
 	n = pread(fd, r->out, size, in->offset);
-	file_put(r->srv, in->fh);
+	file__put(&r->srv->ft, in->fh);
 	if (n < 0)
 		return -errno;
 	r->out_len = n;
@@ -1058,7 +917,7 @@ static int op_write(struct req *r)
 		return -EINVAL;
 	if (!o)
 		return -EIO;
-	fd = file_get(r->srv, in->fh, false);
+	fd = file__get(&r->srv->ft, in->fh, false);
 	if (fd < 0)
 		return fd;
 	{
@@ -1069,7 +928,7 @@ static int op_write(struct req *r)
 			n = -errno;
 		fsetid_restore(dropped);
 	}
-	file_put(r->srv, in->fh);
+	file__put(&r->srv->ft, in->fh);
 	if (n < 0)
 		return n;
 	o->size = n;
@@ -1096,30 +955,30 @@ static int op_statfs(struct req *r, struct inode *ino)
 	return 0;
 }
 
-static int op_release(struct req *r, bool is_dir)
+static int release_common(struct req *r, bool is_dir)
 {
 	const struct fuse_release_in *in = arg_take(r, sizeof(*in));
 
 	if (!in)
 		return -EINVAL;
-	return file_release(r->srv, in->fh, is_dir);
+	return file__release(&r->srv->ft, in->fh, is_dir);
 }
 
-static int op_fsync(struct req *r, bool is_dir)
+static int fsync_common(struct req *r, bool is_dir)
 {
 	const struct fuse_fsync_in *in = arg_take(r, sizeof(*in));
 	int fd, err;
 
 	if (!in)
 		return -EINVAL;
-	fd = file_get(r->srv, in->fh, is_dir);
+	fd = file__get(&r->srv->ft, in->fh, is_dir);
 	if (fd < 0)
 		return fd;
 	if (in->fsync_flags & FUSE_FSYNC_FDATASYNC)
 		err = fdatasync(fd) ? -errno : 0;
 	else
 		err = fsync(fd) ? -errno : 0;
-	file_put(r->srv, in->fh);
+	file__put(&r->srv->ft, in->fh);
 	return err;
 }
 
@@ -1130,14 +989,14 @@ static int op_flush(struct req *r)
 
 	if (!in)
 		return -EINVAL;
-	fd = file_get(r->srv, in->fh, false);
+	fd = file__get(&r->srv->ft, in->fh, false);
 	if (fd < 0)
 		return fd;
 	/* closing a duplicate gives the host file system its close-time hook */
 	dupfd = dup(fd);
 	if (dupfd < 0 || close(dupfd))
 		err = -errno;
-	file_put(r->srv, in->fh);
+	file__put(&r->srv->ft, in->fh);
 	return err;
 }
 
@@ -1335,7 +1194,7 @@ static int op_opendir(struct req *r, struct inode *ino)
 	fd = openat(inode__fd(ino), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	err = file_new(r->srv, fd, ino, true, &fh);
+	err = file__new(&r->srv->ft, fd, ino, true, &fh);
 	if (err) {
 		close(fd);
 		return err;
@@ -1357,7 +1216,7 @@ static bool is_dot(const char *name)
 	return name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
 }
 
-static int op_readdir(struct req *r, struct inode *dir, bool plus)
+static int readdir_common(struct req *r, struct inode *dir, bool plus)
 {
 	const struct fuse_read_in *in = arg_take(r, sizeof(*in));
 	struct fuse_ctx *c = r->ctx;
@@ -1367,7 +1226,7 @@ static int op_readdir(struct req *r, struct inode *dir, bool plus)
 	if (!in)
 		return -EINVAL;
 	limit = in->size < r->out_max ? in->size : r->out_max;
-	fd = file_get(r->srv, in->fh, true);
+	fd = file__get(&r->srv->ft, in->fh, true);
 	if (fd < 0)
 		return fd;
 	if (lseek(fd, in->offset, SEEK_SET) < 0) {
@@ -1418,7 +1277,7 @@ static int op_readdir(struct req *r, struct inode *dir, bool plus)
 		}
 	}
 out:
-	file_put(r->srv, in->fh);
+	file__put(&r->srv->ft, in->fh);
 	return err;
 }
 
@@ -1449,7 +1308,7 @@ static int op_fallocate(struct req *r)
 		return -EINVAL;
 	if (r->srv->opt->readonly)
 		return -EROFS;
-	fd = file_get(r->srv, in->fh, false);
+	fd = file__get(&r->srv->ft, in->fh, false);
 	if (fd < 0)
 		return fd;
 	{
@@ -1459,7 +1318,7 @@ static int op_fallocate(struct req *r)
 			-errno : 0;
 		fsetid_restore(dropped);
 	}
-	file_put(r->srv, in->fh);
+	file__put(&r->srv->ft, in->fh);
 	return err;
 }
 
@@ -1478,11 +1337,11 @@ static int op_lseek(struct req *r)
 	    in->whence != SEEK_SET && in->whence != SEEK_END &&
 	    in->whence != SEEK_CUR)
 		return -EINVAL;
-	fd = file_get(r->srv, in->fh, false);
+	fd = file__get(&r->srv->ft, in->fh, false);
 	if (fd < 0)
 		return fd;
 	off = lseek(fd, in->offset, in->whence);
-	file_put(r->srv, in->fh);
+	file__put(&r->srv->ft, in->fh);
 	if (off < 0)
 		return -errno;
 	o->offset = off;
@@ -1503,12 +1362,12 @@ static int op_copy_file_range(struct req *r)
 		return -EIO;
 	if (r->srv->opt->readonly)
 		return -EROFS;
-	fd_in = file_get(r->srv, in->fh_in, false);
+	fd_in = file__get(&r->srv->ft, in->fh_in, false);
 	if (fd_in < 0)
 		return fd_in;
-	fd_out = file_get(r->srv, in->fh_out, false);
+	fd_out = file__get(&r->srv->ft, in->fh_out, false);
 	if (fd_out < 0) {
-		file_put(r->srv, in->fh_in);
+		file__put(&r->srv->ft, in->fh_in);
 		return fd_out;
 	}
 	off_in = in->off_in;
@@ -1522,8 +1381,8 @@ static int op_copy_file_range(struct req *r)
 			n = -errno;
 		fsetid_restore(dropped);
 	}
-	file_put(r->srv, in->fh_in);
-	file_put(r->srv, in->fh_out);
+	file__put(&r->srv->ft, in->fh_in);
+	file__put(&r->srv->ft, in->fh_out);
 	if (n < 0)
 		return n;
 	o->size = n;
@@ -1583,150 +1442,163 @@ static int op_syncfs(struct req *r)
 	return syncfs(r->srv->root_rd_fd) ? -errno : 0;
 }
 
-/* Opcodes that need no inode, or manage the nodeid themselves. */
-static int dispatch_nodeless(struct req *r, bool *handled)
+/* ---- the opcode table ---- */
+
+static int op_unlink(struct req *r, struct inode *dir)
 {
-	*handled = true;
-	switch (r->ih->opcode) {
-	case FUSE_FORGET:
-		return op_forget(r);
-	case FUSE_BATCH_FORGET:
-		return op_batch_forget(r);
-	case FUSE_INTERRUPT:
-		return NO_REPLY;
-	case FUSE_DESTROY:
-		fuse_server__reset(r->srv);
-		return 0;
-	case FUSE_READ:
-		return op_read(r);
-	case FUSE_WRITE:
-		return op_write(r);
-	case FUSE_RELEASE:
-		return op_release(r, false);
-	case FUSE_RELEASEDIR:
-		return op_release(r, true);
-	case FUSE_FSYNC:
-		return op_fsync(r, false);
-	case FUSE_FSYNCDIR:
-		return op_fsync(r, true);
-	case FUSE_FLUSH:
-		return op_flush(r);
-	case FUSE_FALLOCATE:
-		return op_fallocate(r);
-	case FUSE_LSEEK:
-		return op_lseek(r);
-	case FUSE_COPY_FILE_RANGE:
-		return op_copy_file_range(r);
-	case FUSE_SYNCFS:
-		return op_syncfs(r);
-	case FUSE_GETLK:
-	case FUSE_SETLK:
-	case FUSE_SETLKW:
-		return -ENOSYS;
-	}
-	*handled = false;
+	return unlink_common(r, dir, 0);
+}
+
+static int op_rmdir(struct req *r, struct inode *dir)
+{
+	return unlink_common(r, dir, AT_REMOVEDIR);
+}
+
+static int op_readdir(struct req *r, struct inode *dir)
+{
+	return readdir_common(r, dir, false);
+}
+
+static int op_readdirplus(struct req *r, struct inode *dir)
+{
+	return readdir_common(r, dir, true);
+}
+
+static int op_release(struct req *r)
+{
+	return release_common(r, false);
+}
+
+static int op_releasedir(struct req *r)
+{
+	return release_common(r, true);
+}
+
+static int op_fsync(struct req *r)
+{
+	return fsync_common(r, false);
+}
+
+static int op_fsyncdir(struct req *r)
+{
+	return fsync_common(r, true);
+}
+
+static int op_destroy(struct req *r)
+{
+	fuse_server__reset(r->srv);
 	return 0;
 }
 
-static int dispatch_inode(struct req *r, struct inode *ino)
+/* INTERRUPT: requests are not interrupted, and it gets no reply. */
+static int op_ignore(struct req *r)
 {
-	switch (r->ih->opcode) {
-	case FUSE_LOOKUP:
-		return op_lookup(r, ino);
-	case FUSE_GETATTR:
-		return op_getattr(r, ino);
-	case FUSE_SETATTR:
-		return op_setattr(r, ino);
-	case FUSE_READLINK:
-		return op_readlink(r, ino);
-	case FUSE_SYMLINK:
-		return op_symlink(r, ino);
-	case FUSE_MKNOD:
-		return op_mknod(r, ino);
-	case FUSE_MKDIR:
-		return op_mkdir(r, ino);
-	case FUSE_UNLINK:
-		return op_unlink(r, ino, 0);
-	case FUSE_RMDIR:
-		return op_unlink(r, ino, AT_REMOVEDIR);
-	case FUSE_RENAME:
-		return op_rename(r, ino);
-	case FUSE_RENAME2:
-		return op_rename2(r, ino);
-	case FUSE_LINK:
-		return op_link(r, ino);
-	case FUSE_OPEN:
-		return op_open(r, ino);
-	case FUSE_CREATE:
-		return op_create(r, ino);
-	case FUSE_TMPFILE:
-		return op_tmpfile(r, ino);
-	case FUSE_STATFS:
-		return op_statfs(r, ino);
-	case FUSE_SETXATTR:
-		return op_setxattr(r, ino);
-	case FUSE_GETXATTR:
-		return op_getxattr(r, ino);
-	case FUSE_LISTXATTR:
-		return op_listxattr(r, ino);
-	case FUSE_REMOVEXATTR:
-		return op_removexattr(r, ino);
-	case FUSE_OPENDIR:
-		return op_opendir(r, ino);
-	case FUSE_READDIR:
-		return op_readdir(r, ino, false);
-	case FUSE_READDIRPLUS:
-		return op_readdir(r, ino, true);
-	case FUSE_ACCESS:
-		return op_access(r, ino);
-	}
+	(void)r;
+	return 0;
+}
+
+/* POSIX locks are not negotiated (see the top of this file). */
+static int op_nosys(struct req *r)
+{
+	(void)r;
 	return -ENOSYS;
 }
 
-static bool known_inode_op(uint32_t opcode)
+enum {
+	OP_INODE = 1 << 0,	/* inode_op, given the inode of ih->nodeid */
+	OP_NO_REPLY = 1 << 1,	/* never answered, not even with an error */
+	OP_BEFORE_INIT = 1 << 2,	/* served before INIT is done */
+};
+
+/* The server's opcodes; any other gets ENOSYS. */
+struct fuse_op {
+	union {
+		int (*inode_op)(struct req *r, struct inode *ino);
+		int (*op)(struct req *r);	/* no inode, or its own nodeids */
+	};
+	unsigned int flags;
+};
+
+#define INODE_OP(fn)		{ .inode_op = (fn), .flags = OP_INODE }
+#define NODELESS_OP(fn, f)	{ .op = (fn), .flags = (f) }
+
+static const struct fuse_op fuse_ops[] = {
+	[FUSE_INIT] = NODELESS_OP(op_init, OP_BEFORE_INIT),
+	[FUSE_DESTROY] = NODELESS_OP(op_destroy, 0),
+	[FUSE_FORGET] = NODELESS_OP(op_forget, OP_NO_REPLY),
+	[FUSE_BATCH_FORGET] = NODELESS_OP(op_batch_forget, OP_NO_REPLY),
+	[FUSE_INTERRUPT] = NODELESS_OP(op_ignore, OP_NO_REPLY),
+	[FUSE_READ] = NODELESS_OP(op_read, 0),
+	[FUSE_WRITE] = NODELESS_OP(op_write, 0),
+	[FUSE_RELEASE] = NODELESS_OP(op_release, 0),
+	[FUSE_RELEASEDIR] = NODELESS_OP(op_releasedir, 0),
+	[FUSE_FSYNC] = NODELESS_OP(op_fsync, 0),
+	[FUSE_FSYNCDIR] = NODELESS_OP(op_fsyncdir, 0),
+	[FUSE_FLUSH] = NODELESS_OP(op_flush, 0),
+	[FUSE_FALLOCATE] = NODELESS_OP(op_fallocate, 0),
+	[FUSE_LSEEK] = NODELESS_OP(op_lseek, 0),
+	[FUSE_COPY_FILE_RANGE] = NODELESS_OP(op_copy_file_range, 0),
+	[FUSE_SYNCFS] = NODELESS_OP(op_syncfs, 0),
+	[FUSE_GETLK] = NODELESS_OP(op_nosys, 0),
+	[FUSE_SETLK] = NODELESS_OP(op_nosys, 0),
+	[FUSE_SETLKW] = NODELESS_OP(op_nosys, 0),
+	[FUSE_LOOKUP] = INODE_OP(op_lookup),
+	[FUSE_GETATTR] = INODE_OP(op_getattr),
+	[FUSE_SETATTR] = INODE_OP(op_setattr),
+	[FUSE_READLINK] = INODE_OP(op_readlink),
+	[FUSE_SYMLINK] = INODE_OP(op_symlink),
+	[FUSE_MKNOD] = INODE_OP(op_mknod),
+	[FUSE_MKDIR] = INODE_OP(op_mkdir),
+	[FUSE_UNLINK] = INODE_OP(op_unlink),
+	[FUSE_RMDIR] = INODE_OP(op_rmdir),
+	[FUSE_RENAME] = INODE_OP(op_rename),
+	[FUSE_RENAME2] = INODE_OP(op_rename2),
+	[FUSE_LINK] = INODE_OP(op_link),
+	[FUSE_OPEN] = INODE_OP(op_open),
+	[FUSE_CREATE] = INODE_OP(op_create),
+	[FUSE_TMPFILE] = INODE_OP(op_tmpfile),
+	[FUSE_STATFS] = INODE_OP(op_statfs),
+	[FUSE_SETXATTR] = INODE_OP(op_setxattr),
+	[FUSE_GETXATTR] = INODE_OP(op_getxattr),
+	[FUSE_LISTXATTR] = INODE_OP(op_listxattr),
+	[FUSE_REMOVEXATTR] = INODE_OP(op_removexattr),
+	[FUSE_OPENDIR] = INODE_OP(op_opendir),
+	[FUSE_READDIR] = INODE_OP(op_readdir),
+	[FUSE_READDIRPLUS] = INODE_OP(op_readdirplus),
+	[FUSE_ACCESS] = INODE_OP(op_access),
+};
+
+/* The opcode's entry, or NULL for one the server does not know. */
+static const struct fuse_op *fuse_op_of(uint32_t opcode)
 {
-	switch (opcode) {
-	case FUSE_LOOKUP: case FUSE_GETATTR: case FUSE_SETATTR:
-	case FUSE_READLINK: case FUSE_SYMLINK: case FUSE_MKNOD:
-	case FUSE_MKDIR: case FUSE_UNLINK: case FUSE_RMDIR:
-	case FUSE_RENAME: case FUSE_RENAME2: case FUSE_LINK:
-	case FUSE_OPEN: case FUSE_CREATE: case FUSE_TMPFILE: case FUSE_STATFS:
-	case FUSE_SETXATTR: case FUSE_GETXATTR: case FUSE_LISTXATTR:
-	case FUSE_REMOVEXATTR: case FUSE_OPENDIR: case FUSE_READDIR:
-	case FUSE_READDIRPLUS: case FUSE_ACCESS:
-		return true;
-	}
-	return false;
+	const struct fuse_op *op;
+
+	if (opcode >= sizeof(fuse_ops) / sizeof(fuse_ops[0]))
+		return NULL;
+	op = &fuse_ops[opcode];
+	return op->op ? op : NULL;
 }
 
-static int handle(struct req *r)
+static int handle(struct req *r, const struct fuse_op *op)
 {
 	struct fuse_server *s = r->srv;
 	struct inode *ino;
-	bool handled;
 	int err;
 
-	if (r->ih->opcode == FUSE_INIT)
-		return op_init(r);
+	if (op && op->flags & OP_BEFORE_INIT)
+		return op->op(r);
 	if (!__atomic_load_n(&s->initialized, __ATOMIC_ACQUIRE))
 		return -EIO;
-	err = dispatch_nodeless(r, &handled);
-	if (handled)
-		return err;
-	if (!known_inode_op(r->ih->opcode))
+	if (!op)
 		return -ENOSYS;
+	if (!(op->flags & OP_INODE))
+		return op->op(r);
 	ino = inode__get(&s->it, r->ih->nodeid, &err);
 	if (!ino)
 		return -err;
-	err = dispatch_inode(r, ino);
+	err = op->inode_op(r, ino);
 	inode__put(&s->it, ino);
 	return err;
-}
-
-static bool no_reply_opcode(uint32_t opcode)
-{
-	return opcode == FUSE_FORGET || opcode == FUSE_BATCH_FORGET ||
-		opcode == FUSE_INTERRUPT;
 }
 
 size_t fuse_server__handle(struct fuse_server *srv, struct fuse_ctx *ctx,
@@ -1735,6 +1607,7 @@ size_t fuse_server__handle(struct fuse_server *srv, struct fuse_ctx *ctx,
 	const struct fuse_in_header *ih = (const void *)ctx->in;
 	struct fuse_out_header *oh = (void *)ctx->out;
 	struct req r = { .srv = srv, .ctx = ctx, .ih = ih };
+	const struct fuse_op *op;
 	size_t extlen;
 	int err;
 
@@ -1751,6 +1624,7 @@ size_t fuse_server__handle(struct fuse_server *srv, struct fuse_ctx *ctx,
 		oh->error = -EINVAL;
 		return sizeof(*oh);
 	}
+	op = fuse_op_of(ih->opcode);
 	extlen = (size_t)ih->total_extlen * 8;
 	if (ih->len != in_len || in_len > ctx->in_cap ||
 	    in_len - sizeof(*ih) < extlen) {
@@ -1761,11 +1635,9 @@ size_t fuse_server__handle(struct fuse_server *srv, struct fuse_ctx *ctx,
 	r.arglen = in_len - sizeof(*ih) - extlen;
 	r.out = ctx->out + sizeof(*oh);
 	r.out_max = out_max > sizeof(*oh) ? out_max - sizeof(*oh) : 0;
-	err = handle(&r);
-	if (err == NO_REPLY)
-		return 0;
+	err = handle(&r, op);
 reply:
-	if (no_reply_opcode(ih->opcode))
+	if (op && op->flags & OP_NO_REPLY)
 		return 0;
 	if (err)
 		r.out_len = 0;
@@ -1786,26 +1658,7 @@ reply:
 
 void fuse_server__reset(struct fuse_server *s)
 {
-	uint32_t i;
-
-	pthread_mutex_lock(&s->fh_lock);
-	for (i = 1; i < s->nfiles; i++) {
-		struct open_file *f = &s->files[i];
-		struct inode *ino;
-		int fd;
-
-		if (!f->live)
-			continue;
-		f->live = false;
-		if (f->users)
-			continue;
-		file_drop_locked(s, i, &fd, &ino);
-		pthread_mutex_unlock(&s->fh_lock);
-		close(fd);
-		inode__open_put(&s->it, ino);
-		pthread_mutex_lock(&s->fh_lock);
-	}
-	pthread_mutex_unlock(&s->fh_lock);
+	file_table__close_all(&s->ft);
 	inode__table_reset(&s->it);
 	__atomic_store_n(&s->initialized, false, __ATOMIC_RELEASE);
 }
@@ -1861,7 +1714,6 @@ struct fuse_server *fuse_server__new(const struct options *opt)
 	if (!s)
 		return NULL;
 	s->opt = opt;
-	pthread_mutex_init(&s->fh_lock, NULL);
 	switch (opt->cache) {
 	case CACHE_NEVER:
 		s->timeout = 0;
@@ -1892,6 +1744,7 @@ struct fuse_server *fuse_server__new(const struct options *opt)
 		free(s);
 		return NULL;
 	}
+	file_table__init(&s->ft, &s->it);
 	return s;
 }
 
@@ -1903,7 +1756,7 @@ void fuse_server__free(struct fuse_server *s)
 	inode__table_destroy(&s->it);
 	close(s->root_rd_fd);
 	close(s->proc_fd);
-	free(s->files);
+	file_table__destroy(&s->ft);
 	free(s);
 }
 

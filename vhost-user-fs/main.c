@@ -22,6 +22,7 @@
 
 #include "dispatch.h"
 #include "fuse_server.h"
+#include "pin.h"
 #include "sandbox.h"
 #include "vhost_user.h"
 
@@ -91,6 +92,9 @@ static void usage(FILE *f)
 "                         silently (kill), or no filter\n"
 "  --test-forbidden-syscall[=uname|fork]  test knob: once the sandbox is\n"
 "                         up, call uname or fork, which it forbids\n"
+"  --pin-sync=CPU[,CPU...]  pin sync queue i's handler thread to entry\n"
+"                         i mod n, the control thread to all of them\n"
+"  --pin-workers=LIST     pin the worker threads to the CPUs of LIST\n"
 "  --debug                log every request that fails to stderr\n"
 "  --help                 this text\n");
 }
@@ -145,197 +149,202 @@ static void parse_o(char *arg)
 	}
 }
 
-enum {
-	O_SOCKET = 256, O_SHARED, O_TAG, O_READONLY, O_CACHE, O_WB, O_NOWB,
-	O_XATTR, O_NOXATTR, O_RQ, O_SQ, O_SBIT, O_WORKERS, O_QSIZE, O_STATS,
-	O_STATSFILE, O_PERSIST, O_HELP, O_FDCACHE, O_DEBUG, O_SYNCLATE,
-	O_FAULTS, O_SANDBOX, O_SECCOMP, O_TESTSYSCALL, O_BTIMEOUT,
-	O_MAXFILES, O_XPREFIX, O_ALLOWDEV, O_CFGSIZE, O_TRACEFILE, O_NOKICKCHAN,
+struct choice {
+	const char *name;
+	unsigned int value;
 };
+
+static const struct choice cache_choices[] = {
+	{ "auto", CACHE_AUTO }, { "always", CACHE_ALWAYS },
+	{ "never", CACHE_NEVER }, { "none", CACHE_NEVER }, { }
+};
+static const struct choice sandbox_choices[] = {
+	{ "namespace", SANDBOX_NAMESPACE }, { "chroot", SANDBOX_CHROOT },
+	{ "none", SANDBOX_NONE }, { }
+};
+static const struct choice seccomp_choices[] = {
+	{ "trap", SECCOMP_TRAP }, { "kill", SECCOMP_KILL },
+	{ "none", SECCOMP_NONE }, { }
+};
+
+/* The enums of options.h are set through an unsigned int (GCC's type for them). */
+_Static_assert(sizeof(enum cache_mode) == sizeof(unsigned int) &&
+	       sizeof(enum sandbox_mode) == sizeof(unsigned int) &&
+	       sizeof(enum seccomp_mode) == sizeof(unsigned int),
+	       "enum options are set as unsigned int");
+
+enum opt_kind {
+	K_TRUE,		/* bool *p = true */
+	K_FALSE,	/* bool *p = false */
+	K_STRING,	/* const char **p = the argument */
+	K_UINT,		/* unsigned int *p = the argument, min..max */
+	K_CHOICE,	/* unsigned int *p = the value of the choice named */
+	K_CPUS,		/* struct pin_cpus *p = the CPUs listed */
+	K_OWN,		/* a case of its own in parse_args() */
+};
+
+struct opt_def {
+	const char *name;
+	enum opt_kind kind;
+	void *p;
+	unsigned int min, max;
+	const struct choice *choices;
+};
+
+#define DEF(n, k, field)	.name = (n), .kind = (k), .p = &opt.field
+#define FLAG(n, field)		{ DEF(n, K_TRUE, field) }
+#define NOFLAG(n, field)	{ DEF(n, K_FALSE, field) }
+#define STRING(n, field)	{ DEF(n, K_STRING, field) }
+#define UINT(n, field, lo, hi)	{ DEF(n, K_UINT, field), .min = (lo), .max = (hi) }
+#define CHOICE(n, field, c)	{ DEF(n, K_CHOICE, field), .choices = (c) }
+#define CPUS(n, field)		{ DEF(n, K_CPUS, field) }
+#define OWN(n)			{ .name = (n), .kind = K_OWN }
+
+static const struct opt_def opt_defs[] = {
+	STRING("socket-path", socket_path),
+	STRING("shared-dir", shared_dir),
+	STRING("tag", tag),
+	FLAG("readonly", readonly),
+	CHOICE("cache", cache, cache_choices),
+	FLAG("writeback", writeback),
+	NOFLAG("no-writeback", writeback),
+	FLAG("xattr", xattr),
+	NOFLAG("no-xattr", xattr),
+	UINT("request-queues", request_queues, 1, FS_MAX_QUEUES - 1),
+	UINT("sync-queues", sync_queues, 0, FS_MAX_QUEUES - 2),
+	UINT("sync-bit", sync_bit, 1, 23),
+	UINT("workers", workers, 1, 64),
+	UINT("queue-size", queue_size, 1, VRING_MAX_SIZE),
+	UINT("fd-cache", fd_cache, 1, 16384),
+	FLAG("stats", stats),
+	STRING("stats-file", stats_file),
+	STRING("trace-file", trace_file),
+	FLAG("no-kick-channel", no_kick_channel),
+	FLAG("persistent", persistent),
+	FLAG("debug", debug),
+	UINT("sync-late", sync_late, 0, 1000000),
+	FLAG("faults", faults),
+	CHOICE("sandbox", sandbox, sandbox_choices),
+	UINT("backend-timeout", backend_timeout, 0, 86400),
+	CHOICE("seccomp", seccomp, seccomp_choices),
+	OWN("test-forbidden-syscall"),
+	UINT("max-files", max_files, 16, 1000000),
+	OWN("xattr-prefix"),
+	FLAG("allow-devices", allow_devices),
+	UINT("config-size", config_size, 40, 48),
+	CPUS("pin-sync", pin_sync),
+	CPUS("pin-workers", pin_workers),
+	OWN("help"),
+};
+
+#define N_OPTS		(sizeof(opt_defs) / sizeof(opt_defs[0]))
+#define OPT_VAL		256	/* getopt's value for opt_defs[i]: OPT_VAL + i */
+
+static unsigned int parse_choice(const struct opt_def *d, const char *arg)
+{
+	const struct choice *c;
+	char expected[128] = "";
+	size_t n = 0;
+
+	for (c = d->choices; c->name; c++) {
+		if (!strcmp(arg, c->name))
+			return c->value;
+		n += snprintf(expected + n, sizeof(expected) - n, "%s%s",
+			      c == d->choices ? "" : c[1].name ? ", " : " or ",
+			      c->name);
+	}
+	fprintf(stderr, "vhost-user-fs: --%s=%s: expected %s\nTry --help.\n",
+		d->name, arg, expected);
+	exit(2);
+}
+
+static void parse_cpus(const char *name, const char *arg, struct pin_cpus *l)
+{
+	unsigned int bad;
+	int err;
+
+	if (pin__parse(l, arg)) {
+		fprintf(stderr, "vhost-user-fs: --%s=%s: expected CPU numbers and ranges, as 0,2-3\n",
+			name, arg);
+		exit(2);
+	}
+	err = pin__allowed(l, &bad);
+	if (err == -EINVAL) {
+		fprintf(stderr, "vhost-user-fs: --%s=%s: this process may not run on CPU %u\n",
+			name, arg, bad);
+		exit(2);
+	}
+}
+
+/* An option of opt_defs with its argument, unless it is K_OWN: true. */
+static bool parse_def(const struct opt_def *d, const char *arg)
+{
+	switch (d->kind) {
+	case K_TRUE:
+	case K_FALSE:
+		*(bool *)d->p = d->kind == K_TRUE;
+		return true;
+	case K_STRING:
+		*(const char **)d->p = arg;
+		return true;
+	case K_UINT:
+		*(unsigned int *)d->p = parse_uint(d->name, arg, d->min, d->max);
+		return true;
+	case K_CHOICE:
+		*(unsigned int *)d->p = parse_choice(d, arg);
+		return true;
+	case K_CPUS:
+		parse_cpus(d->name, arg, d->p);
+		return true;
+	case K_OWN:
+		break;
+	}
+	return false;
+}
 
 static void parse_args(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "socket-path", required_argument, NULL, O_SOCKET },
-		{ "shared-dir", required_argument, NULL, O_SHARED },
-		{ "tag", required_argument, NULL, O_TAG },
-		{ "readonly", no_argument, NULL, O_READONLY },
-		{ "cache", required_argument, NULL, O_CACHE },
-		{ "writeback", no_argument, NULL, O_WB },
-		{ "no-writeback", no_argument, NULL, O_NOWB },
-		{ "xattr", no_argument, NULL, O_XATTR },
-		{ "no-xattr", no_argument, NULL, O_NOXATTR },
-		{ "request-queues", required_argument, NULL, O_RQ },
-		{ "sync-queues", required_argument, NULL, O_SQ },
-		{ "sync-bit", required_argument, NULL, O_SBIT },
-		{ "workers", required_argument, NULL, O_WORKERS },
-		{ "queue-size", required_argument, NULL, O_QSIZE },
-		{ "fd-cache", required_argument, NULL, O_FDCACHE },
-		{ "stats", no_argument, NULL, O_STATS },
-		{ "stats-file", required_argument, NULL, O_STATSFILE },
-		{ "trace-file", required_argument, NULL, O_TRACEFILE },
-		{ "no-kick-channel", no_argument, NULL, O_NOKICKCHAN },
-		{ "persistent", no_argument, NULL, O_PERSIST },
-		{ "debug", no_argument, NULL, O_DEBUG },
-		{ "sync-late", required_argument, NULL, O_SYNCLATE },
-		{ "faults", no_argument, NULL, O_FAULTS },
-		{ "sandbox", required_argument, NULL, O_SANDBOX },
-		{ "backend-timeout", required_argument, NULL, O_BTIMEOUT },
-		{ "seccomp", required_argument, NULL, O_SECCOMP },
-		{ "test-forbidden-syscall", optional_argument, NULL,
-		  O_TESTSYSCALL },
-		{ "max-files", required_argument, NULL, O_MAXFILES },
-		{ "xattr-prefix", required_argument, NULL, O_XPREFIX },
-		{ "allow-devices", no_argument, NULL, O_ALLOWDEV },
-		{ "config-size", required_argument, NULL, O_CFGSIZE },
-		{ "help", no_argument, NULL, O_HELP },
-		{ }
-	};
+	struct option lo[N_OPTS + 1];
+	const char *name;
+	unsigned int i;
 	int c;
 
+	for (i = 0; i < N_OPTS; i++) {
+		const struct opt_def *d = &opt_defs[i];
+
+		lo[i] = (struct option){ d->name, required_argument, NULL,
+					 OPT_VAL + i };
+		if (d->kind == K_TRUE || d->kind == K_FALSE ||
+		    !strcmp(d->name, "help"))
+			lo[i].has_arg = no_argument;
+		else if (!strcmp(d->name, "test-forbidden-syscall"))
+			lo[i].has_arg = optional_argument;
+	}
+	memset(&lo[N_OPTS], 0, sizeof(lo[N_OPTS]));
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
-		switch (c) {
-		case O_SOCKET:
-			opt.socket_path = optarg;
-			break;
-		case O_SHARED:
-			opt.shared_dir = optarg;
-			break;
-		case O_TAG:
-			opt.tag = optarg;
-			break;
-		case O_READONLY:
-			opt.readonly = true;
-			break;
-		case O_CACHE:
-			if (!strcmp(optarg, "auto"))
-				opt.cache = CACHE_AUTO;
-			else if (!strcmp(optarg, "always"))
-				opt.cache = CACHE_ALWAYS;
-			else if (!strcmp(optarg, "never") ||
-				 !strcmp(optarg, "none"))
-				opt.cache = CACHE_NEVER;
-			else
-				die_usage("--cache=%s: expected auto, always or never",
-					  optarg);
-			break;
-		case O_WB:
-			opt.writeback = true;
-			break;
-		case O_NOWB:
-			opt.writeback = false;
-			break;
-		case O_XATTR:
-			opt.xattr = true;
-			break;
-		case O_NOXATTR:
-			opt.xattr = false;
-			break;
-		case O_RQ:
-			opt.request_queues = parse_uint("request-queues", optarg,
-							1, FS_MAX_QUEUES - 1);
-			break;
-		case O_SQ:
-			opt.sync_queues = parse_uint("sync-queues", optarg, 0,
-						     FS_MAX_QUEUES - 2);
-			break;
-		case O_SBIT:
-			opt.sync_bit = parse_uint("sync-bit", optarg, 1, 23);
-			break;
-		case O_WORKERS:
-			opt.workers = parse_uint("workers", optarg, 1, 64);
-			break;
-		case O_QSIZE:
-			opt.queue_size = parse_uint("queue-size", optarg, 1,
-						    VRING_MAX_SIZE);
-			break;
-		case O_FDCACHE:
-			opt.fd_cache = parse_uint("fd-cache", optarg, 1, 16384);
-			break;
-		case O_STATS:
-			opt.stats = true;
-			break;
-		case O_STATSFILE:
-			opt.stats_file = optarg;
-			break;
-		case O_TRACEFILE:
-			opt.trace_file = optarg;
-			break;
-		case O_NOKICKCHAN:
-			opt.no_kick_channel = true;
-			break;
-		case O_PERSIST:
-			opt.persistent = true;
-			break;
-		case O_DEBUG:
-			opt.debug = true;
-			break;
-		case O_SYNCLATE:
-			opt.sync_late = parse_uint("sync-late", optarg, 0,
-						   1000000);
-			break;
-		case O_FAULTS:
-			opt.faults = true;
-			break;
-		case O_SANDBOX:
-			if (!strcmp(optarg, "namespace"))
-				opt.sandbox = SANDBOX_NAMESPACE;
-			else if (!strcmp(optarg, "chroot"))
-				opt.sandbox = SANDBOX_CHROOT;
-			else if (!strcmp(optarg, "none"))
-				opt.sandbox = SANDBOX_NONE;
-			else
-				die_usage("--sandbox=%s: expected namespace, chroot or none",
-					  optarg);
-			break;
-		case O_SECCOMP:
-			if (!strcmp(optarg, "trap"))
-				opt.seccomp = SECCOMP_TRAP;
-			else if (!strcmp(optarg, "kill"))
-				opt.seccomp = SECCOMP_KILL;
-			else if (!strcmp(optarg, "none"))
-				opt.seccomp = SECCOMP_NONE;
-			else
-				die_usage("--seccomp=%s: expected trap, kill or none",
-					  optarg);
-			break;
-		case O_BTIMEOUT:
-			opt.backend_timeout = parse_uint("backend-timeout",
-							 optarg, 0, 86400);
-			break;
-		case O_TESTSYSCALL:
+		if (c >= OPT_VAL && c < OPT_VAL + (int)N_OPTS &&
+		    parse_def(&opt_defs[c - OPT_VAL], optarg))
+			continue;
+		name = c >= OPT_VAL && c < OPT_VAL + (int)N_OPTS ?
+			opt_defs[c - OPT_VAL].name : "";
+		if (c == 'o') {
+			parse_o(optarg);
+		} else if (c == 'h' || !strcmp(name, "help")) {
+			usage(stdout);
+			exit(0);
+		} else if (!strcmp(name, "test-forbidden-syscall")) {
 			opt.test_forbidden_syscall = optarg ? optarg : "uname";
 			if (strcmp(opt.test_forbidden_syscall, "uname") &&
 			    strcmp(opt.test_forbidden_syscall, "fork"))
 				die_usage("--test-forbidden-syscall=%s: expected uname or fork",
 					  optarg);
-			break;
-		case O_MAXFILES:
-			opt.max_files = parse_uint("max-files", optarg, 16,
-						   1000000);
-			break;
-		case O_XPREFIX:
+		} else if (!strcmp(name, "xattr-prefix")) {
 			if (strncmp(optarg, "user.", 5) || strlen(optarg) > 64)
 				die_usage("--xattr-prefix=%s: must start with user. (at most 64 bytes)",
 					  optarg);
 			opt.xattr_prefix = optarg;
-			break;
-		case O_ALLOWDEV:
-			opt.allow_devices = true;
-			break;
-		case O_CFGSIZE:
-			opt.config_size = parse_uint("config-size", optarg, 40,
-						     48);
-			break;
-		case 'o':
-			parse_o(optarg);
-			break;
-		case O_HELP:
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
+		} else {
 			die_usage("unknown or incomplete option '%s'",
 				  argv[optind - 1]);
 		}
@@ -461,11 +470,12 @@ static void fd_limits(void)
 
 int main(int argc, char **argv)
 {
-	static struct fs_dev dev;
+	struct vu_dev *vu;
 	struct fuse_server *srv;
 	sigset_t set;
 	int lfd, ret = 0;
 
+	pin__init();
 	parse_args(argc, argv);
 	fd_limits();
 	/* the guest kernel applies the caller's umask before sending modes */
@@ -525,15 +535,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vhost-user-fs: test: %s was allowed\n", call);
 		goto fail;
 	}
-	dev.opt = &opt;
-	dev.srv = srv;
-	dev.backend_fd = -1;
-	dev.sock = -1;
-	pthread_mutex_init(&dev.backend_lock, NULL);
-	dev.ctx = fuse_ctx__new();
-	if (!dev.ctx)
+	vu = vhost_user__new(&opt, srv);
+	if (!vu)
 		return 1;
-	dispatch__dev_init(&dev);
 	if (dispatch__init(&opt, srv)) {
 		fprintf(stderr, "vhost-user-fs: cannot start workers\n");
 		return 1;
@@ -549,7 +553,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		}
-		if (vhost_user__serve(&dev, fd, sigfd, on_signal))
+		if (vhost_user__serve(vu, fd, sigfd, on_signal))
 			break;
 		if (!opt.persistent)
 			break;

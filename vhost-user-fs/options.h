@@ -4,6 +4,14 @@
 
 #include <stdbool.h>
 
+#define PIN_MAX_CPUS	256
+
+/* Host CPUs, in the order the option gave them. */
+struct pin_cpus {
+	unsigned int n;
+	unsigned short cpu[PIN_MAX_CPUS];
+};
+
 enum cache_mode { CACHE_NEVER, CACHE_AUTO, CACHE_ALWAYS };
 enum sandbox_mode { SANDBOX_NAMESPACE, SANDBOX_CHROOT, SANDBOX_NONE };
 enum seccomp_mode { SECCOMP_TRAP, SECCOMP_KILL, SECCOMP_NONE };
@@ -40,6 +48,8 @@ struct options {
 	unsigned int backend_timeout;	/* seconds, 0 = wait for good */
 	unsigned int max_files;		/* open + pinned files, 0 = from rlimit */
 	unsigned int config_size;
+	struct pin_cpus pin_sync;	/* sync queue i's handler on entry i mod n */
+	struct pin_cpus pin_workers;	/* every worker on all of them */
 };
 
 #endif

@@ -254,6 +254,7 @@ static const int allowed[] = {
 	SYS_futex, SYS_set_robust_list, SYS_rseq,
 	SYS_exit, SYS_exit_group, SYS_gettid, SYS_getpid, SYS_tgkill,
 	SYS_sched_yield, SYS_sched_getaffinity, SYS_getrandom,
+	SYS_sched_setaffinity,	/* --pin-sync, --pin-workers: our own threads */
 	SYS_clock_gettime, SYS_clock_nanosleep, SYS_nanosleep,
 	SYS_rt_sigprocmask, SYS_rt_sigreturn, SYS_rt_sigaction,
 	/* sockets, eventfds, poll */

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dispatch.h"
 #include "fuse_server.h"
 #include "vhost_user.h"
 
@@ -147,24 +148,56 @@ struct virtio_fs_config {
 	uint32_t num_sync_queues;
 } __attribute__((packed));
 
-static bool proto(struct fs_dev *dev, int bit)
+/*
+ * A queue's transport state. The ring's addresses and the kick and error
+ * fds are owned by the vhost-user thread; call_fd is protected by q->lock
+ * (workers signal through it). With KICK_CHANNEL, kick_fd is the queue's
+ * kick channel, read by chan_thread with chan_ctx from start until it is
+ * joined; the vhost-user thread sets these only while no handler runs.
+ */
+struct vu_queue {
+	struct fs_queue *q;
+	unsigned int num;
+	uint16_t base;
+	uint64_t desc_uva, avail_uva, used_uva;
+	int kick_fd, call_fd, err_fd;
+	bool channel;
+	pthread_t chan_thread;
+	struct fuse_ctx *chan_ctx;
+};
+
+struct vu_dev {
+	struct fs_dev dev;		/* what dispatch sees */
+	int sock;			/* set by the vhost-user thread; workers may shut it down */
+	int backend_fd;			/* -1 if none */
+	pthread_mutex_t backend_lock;	/* held only around one write */
+	/* owned by the vhost-user thread */
+	uint64_t features;
+	uint64_t protocol_features;
+	bool protocol_known;
+	/* the rings read it; replaced only while every queue is paused */
+	struct mem_table mem;
+	struct vu_queue vq[FS_MAX_QUEUES];
+};
+
+static bool proto(struct vu_dev *vu, int bit)
 {
-	return dev->protocol_features & BIT(bit);
+	return vu->protocol_features & BIT(bit);
 }
 
-static uint64_t offered_protocol(struct fs_dev *dev)
+static uint64_t offered_protocol(struct vu_dev *vu)
 {
 	return OFFERED_PROTOCOL |
-		(dev->opt->no_kick_channel ? 0 : BIT(PF_KICK_CHANNEL));
+		(vu->dev.opt->no_kick_channel ? 0 : BIT(PF_KICK_CHANNEL));
 }
 
 /* Kicks that the device sees and answers: the only way to be synchronous. */
-static bool sync_kicks(struct fs_dev *dev)
+static bool sync_kicks(struct vu_dev *vu)
 {
-	return proto(dev, PF_INBAND_NOTIFICATIONS) || proto(dev, PF_KICK_CHANNEL);
+	return proto(vu, PF_INBAND_NOTIFICATIONS) || proto(vu, PF_KICK_CHANNEL);
 }
 
-static uint64_t offered_features(struct fs_dev *dev)
+static uint64_t offered_features(struct vu_dev *vu)
 {
 	uint64_t f = BIT(F_VERSION_1) | BIT(F_INDIRECT_DESC) |
 		BIT(F_EVENT_IDX) | BIT(F_PROTOCOL_FEATURES);
@@ -174,18 +207,18 @@ static uint64_t offered_features(struct fs_dev *dev)
 	 * once we know the frontend lacks in-band kicks, nothing can be
 	 * synchronous, so stop offering the bit.
 	 */
-	if (dev->opt->sync_queues && (!dev->protocol_known || sync_kicks(dev)))
-		f |= BIT(dev->opt->sync_bit);
+	if (vu->dev.opt->sync_queues && (!vu->protocol_known || sync_kicks(vu)))
+		f |= BIT(vu->dev.opt->sync_bit);
 	return f;
 }
 
-static bool sync_possible(struct fs_dev *dev)
+static bool sync_possible(struct vu_dev *vu)
 {
-	if (!dev->opt->sync_queues)
+	if (!vu->dev.opt->sync_queues)
 		return false;
-	if (dev->protocol_known && !sync_kicks(dev))
+	if (vu->protocol_known && !sync_kicks(vu))
 		return false;
-	if (dev->features && !(dev->features & BIT(dev->opt->sync_bit)))
+	if (vu->features && !(vu->features & BIT(vu->dev.opt->sync_bit)))
 		return false;
 	return true;
 }
@@ -273,7 +306,7 @@ fail:
 	return -1;
 }
 
-static int send_reply(struct fs_dev *dev, struct vu_msg *m, const void *p,
+static int send_reply(struct vu_dev *vu, struct vu_msg *m, const void *p,
 		      uint32_t size)
 {
 	struct vu_hdr h = {
@@ -287,12 +320,12 @@ static int send_reply(struct fs_dev *dev, struct vu_msg *m, const void *p,
 		return -1;
 	memcpy(buf, &h, sizeof(h));
 	memcpy(buf + sizeof(h), p, size);
-	return write_full(dev->sock, buf, sizeof(h) + size);
+	return write_full(vu->sock, buf, sizeof(h) + size);
 }
 
-static int reply_u64(struct fs_dev *dev, struct vu_msg *m, uint64_t v)
+static int reply_u64(struct vu_dev *vu, struct vu_msg *m, uint64_t v)
 {
-	return send_reply(dev, m, &v, sizeof(v));
+	return send_reply(vu, m, &v, sizeof(v));
 }
 
 /* ---- signalling ---- */
@@ -310,15 +343,15 @@ static long long now_ms(void)
  * here for good: after --backend-timeout seconds without room, take it for
  * dead and hang up, as when its socket breaks.
  */
-static int backend_stalled(struct fs_dev *dev)
+static int backend_stalled(struct vu_dev *vu)
 {
 	fprintf(stderr, "vhost-user-fs: the frontend has not read the backend channel for %u s: disconnecting\n",
-		dev->opt->backend_timeout);
-	shutdown(dev->sock, SHUT_RDWR);
+		vu->dev.opt->backend_timeout);
+	shutdown(vu->sock, SHUT_RDWR);
 	return -EPIPE;
 }
 
-static int backend_write(struct fs_dev *dev, const void *buf, size_t len,
+static int backend_write(struct vu_dev *vu, const void *buf, size_t len,
 			 bool may_block)
 {
 	long long deadline = 0;
@@ -328,12 +361,12 @@ static int backend_write(struct fs_dev *dev, const void *buf, size_t len,
 		ssize_t n;
 		int fd;
 
-		pthread_mutex_lock(&dev->backend_lock);
-		fd = dev->backend_fd;
+		pthread_mutex_lock(&vu->backend_lock);
+		fd = vu->backend_fd;
 		n = fd < 0 ? -1 : write(fd, buf, len);
 		if (fd < 0)
 			errno = EPIPE;
-		pthread_mutex_unlock(&dev->backend_lock);
+		pthread_mutex_unlock(&vu->backend_lock);
 		/* messages are far below PIPE_BUF: all or nothing */
 		if (n == (ssize_t)len)
 			return 0;
@@ -343,13 +376,13 @@ static int backend_write(struct fs_dev *dev, const void *buf, size_t len,
 			continue;
 		if (!may_block)
 			return -EAGAIN;
-		if (dev->opt->backend_timeout) {
+		if (vu->dev.opt->backend_timeout) {
 			long long t = now_ms();
 
 			if (!deadline)
-				deadline = t + 1000LL * dev->opt->backend_timeout;
+				deadline = t + 1000LL * vu->dev.opt->backend_timeout;
 			else if (t >= deadline)
-				return backend_stalled(dev);
+				return backend_stalled(vu);
 		}
 		p.fd = fd;
 		p.events = POLLOUT;
@@ -358,9 +391,10 @@ static int backend_write(struct fs_dev *dev, const void *buf, size_t len,
 	}
 }
 
-int vhost_user__signal(struct fs_dev *dev, unsigned int index, bool may_block)
+static int vu_signal(void *transport, unsigned int index, bool may_block)
 {
-	struct fs_queue *q = &dev->q[index];
+	struct vu_dev *vu = transport;
+	struct fs_queue *q = &vu->dev.q[index];
 	struct {
 		struct vu_hdr h;
 		struct vu_state s;
@@ -372,7 +406,7 @@ int vhost_user__signal(struct fs_dev *dev, unsigned int index, bool may_block)
 	int fd, err = 0;
 
 	pthread_mutex_lock(&q->lock);
-	fd = q->call_fd;
+	fd = vu->vq[index].call_fd;
 	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0)
 		err = -errno;
 	pthread_mutex_unlock(&q->lock);
@@ -382,10 +416,28 @@ int vhost_user__signal(struct fs_dev *dev, unsigned int index, bool may_block)
 	 * No NEED_REPLY: a UML CPU waiting for a kick acknowledgement
 	 * cannot read this channel, so we must never wait for its answer.
 	 */
-	if (proto(dev, PF_INBAND_NOTIFICATIONS) && proto(dev, PF_BACKEND_REQ))
-		return backend_write(dev, &msg, sizeof(msg), may_block);
+	if (proto(vu, PF_INBAND_NOTIFICATIONS) && proto(vu, PF_BACKEND_REQ))
+		return backend_write(vu, &msg, sizeof(msg), may_block);
 	return 0;
 }
+
+/* Called with the queue's lock held. */
+static void vu_hang_up(void *transport, unsigned int index, bool kick_waits)
+{
+	struct vu_dev *vu = transport;
+	struct vu_queue *vq = &vu->vq[index];
+
+	/* the vhost-user thread sees the frontend gone */
+	shutdown(vu->sock, SHUT_RDWR);
+	/* a device gone away answers no kick either */
+	if (kick_waits && vq->channel)
+		shutdown(vq->kick_fd, SHUT_RDWR);
+}
+
+static const struct fs_transport_ops vu_ops = {
+	.signal = vu_signal,
+	.hang_up = vu_hang_up,
+};
 
 /* ---- memory table ---- */
 
@@ -398,29 +450,30 @@ static void mem_unmap(struct mem_table *mt)
 	mt->nregions = 0;
 }
 
-static void pause_all(struct fs_dev *dev)
+static void pause_all(struct vu_dev *vu)
 {
 	unsigned int i;
 
 	for (i = 0; i < FS_MAX_QUEUES; i++)
-		dispatch__pause(&dev->q[i]);
+		dispatch__pause(&vu->dev.q[i]);
 }
 
-static void resume_all(struct fs_dev *dev)
+static void resume_all(struct vu_dev *vu)
 {
 	unsigned int i;
 
 	for (i = 0; i < FS_MAX_QUEUES; i++)
-		dispatch__resume(&dev->q[i]);
+		dispatch__resume(&vu->dev.q[i]);
 }
 
 /* Called with q paused or never started. */
-static int queue_map(struct fs_dev *dev, struct fs_queue *q)
+static int queue_map(struct vu_dev *vu, struct vu_queue *vq)
 {
-	unsigned int num = q->num;
-	size_t ev = (dev->features & BIT(F_EVENT_IDX)) ? 2 : 0;
+	struct fs_queue *q = vq->q;
+	unsigned int num = vq->num;
+	size_t ev = (vu->features & BIT(F_EVENT_IDX)) ? 2 : 0;
 	void *desc, *avail, *used;
-	uint16_t last = q->base, used_idx = q->base;
+	uint16_t last = vq->base, used_idx = vq->base;
 	bool had = q->addr_set;
 
 	if (had) {
@@ -428,11 +481,11 @@ static int queue_map(struct fs_dev *dev, struct fs_queue *q)
 		used_idx = q->vr.used_idx;
 	}
 	q->addr_set = false;
-	if (!num || !q->desc_uva)
+	if (!num || !vq->desc_uva)
 		return -1;
-	desc = mem__uva_to_host(&dev->mem, q->desc_uva, 16ULL * num);
-	avail = mem__uva_to_host(&dev->mem, q->avail_uva, 4 + 2ULL * num + ev);
-	used = mem__uva_to_host(&dev->mem, q->used_uva, 4 + 8ULL * num + ev);
+	desc = mem__uva_to_host(&vu->mem, vq->desc_uva, 16ULL * num);
+	avail = mem__uva_to_host(&vu->mem, vq->avail_uva, 4 + 2ULL * num + ev);
+	used = mem__uva_to_host(&vu->mem, vq->used_uva, 4 + 8ULL * num + ev);
 	if (!desc || !avail || !used) {
 		fprintf(stderr, "vhost-user-fs: queue %u rings outside memory\n",
 			q->index);
@@ -444,15 +497,15 @@ static int queue_map(struct fs_dev *dev, struct fs_queue *q)
 			q->index);
 		return -1;
 	}
-	vring__init(&q->vr, q->index, num, desc, avail, used, &dev->mem,
-		    dev->features & BIT(F_EVENT_IDX), last);
+	vring__init(&q->vr, q->index, num, desc, avail, used, &vu->mem,
+		    vu->features & BIT(F_EVENT_IDX), last);
 	q->vr.used_idx = used_idx;
 	q->vr.signalled_used = used_idx;
 	q->addr_set = true;
 	return 0;
 }
 
-static int set_mem_table(struct fs_dev *dev, struct vu_msg *m)
+static int set_mem_table(struct vu_dev *vu, struct vu_msg *m)
 {
 	struct mem_table nt = { 0 };
 	long page = sysconf(_SC_PAGESIZE);
@@ -496,57 +549,57 @@ static int set_mem_table(struct fs_dev *dev, struct vu_msg *m)
 		return -1;
 	}
 
-	pause_all(dev);
-	mem_unmap(&dev->mem);
-	dev->mem = nt;
+	pause_all(vu);
+	mem_unmap(&vu->mem);
+	vu->mem = nt;
 	for (i = 0; i < FS_MAX_QUEUES; i++) {
-		struct fs_queue *q = &dev->q[i];
+		struct fs_queue *q = &vu->dev.q[i];
 
 		pthread_mutex_lock(&q->lock);
 		if (q->addr_set)
-			queue_map(dev, q);
+			queue_map(vu, &vu->vq[i]);
 		pthread_mutex_unlock(&q->lock);
 	}
-	resume_all(dev);
+	resume_all(vu);
 	return 0;
 }
 
 /* ---- queue messages ---- */
 
 /* --config-size; 0 (options not from main.c) is the whole struct */
-static uint32_t config_size(const struct fs_dev *dev)
+static uint32_t config_size(const struct vu_dev *vu)
 {
-	if (!dev->opt->config_size ||
-	    dev->opt->config_size > sizeof(struct virtio_fs_config))
+	if (!vu->dev.opt->config_size ||
+	    vu->dev.opt->config_size > sizeof(struct virtio_fs_config))
 		return sizeof(struct virtio_fs_config);
-	return dev->opt->config_size;
+	return vu->dev.opt->config_size;
 }
 
-static struct fs_queue *queue_of(struct fs_dev *dev, uint32_t index)
+static struct vu_queue *queue_of(struct vu_dev *vu, uint32_t index)
 {
 	/* a config without num_sync_queues: only hiprio and R request queues */
 	if (index >= FS_MAX_QUEUES ||
-	    (config_size(dev) < sizeof(struct virtio_fs_config) &&
-	     index > dev->opt->request_queues)) {
+	    (config_size(vu) < sizeof(struct virtio_fs_config) &&
+	     index > vu->dev.opt->request_queues)) {
 		fprintf(stderr, "vhost-user-fs: queue index %u out of range\n",
 			index);
 		return NULL;
 	}
-	return &dev->q[index];
+	return &vu->vq[index];
 }
 
-static void refresh_types(struct fs_dev *dev)
+static void refresh_types(struct vu_dev *vu)
 {
 	unsigned int i;
 
-	dev->sync_active = dev->opt->sync_queues && sync_kicks(dev) &&
-		(dev->features & BIT(dev->opt->sync_bit));
+	vu->dev.sync_active = vu->dev.opt->sync_queues && sync_kicks(vu) &&
+		(vu->features & BIT(vu->dev.opt->sync_bit));
 	for (i = 0; i < FS_MAX_QUEUES; i++) {
-		struct fs_queue *q = &dev->q[i];
-		bool ev = dev->features & BIT(F_EVENT_IDX), remap;
+		struct fs_queue *q = &vu->dev.q[i];
+		bool ev = vu->features & BIT(F_EVENT_IDX), remap;
 
 		pthread_mutex_lock(&q->lock);
-		q->type = dispatch__queue_type(dev, i);
+		q->type = dispatch__queue_type(&vu->dev, i);
 		remap = q->addr_set && q->vr.event_idx != ev;
 		if (!remap)
 			q->vr.event_idx = ev;
@@ -561,50 +614,54 @@ static void refresh_types(struct fs_dev *dev)
 		 */
 		dispatch__pause(q);
 		pthread_mutex_lock(&q->lock);
-		if (q->addr_set && queue_map(dev, q))
+		if (q->addr_set && queue_map(vu, &vu->vq[i]))
 			fprintf(stderr, "vhost-user-fs: queue %u unusable with the features 0x%llx\n",
-				q->index, (unsigned long long)dev->features);
+				q->index, (unsigned long long)vu->features);
 		pthread_mutex_unlock(&q->lock);
 		dispatch__resume(q);
 	}
 }
 
-static int set_vring_num(struct fs_dev *dev, struct vu_msg *m)
+static int set_vring_num(struct vu_dev *vu, struct vu_msg *m)
 {
-	struct fs_queue *q = queue_of(dev, m->state.index);
+	struct vu_queue *vq = queue_of(vu, m->state.index);
+	struct fs_queue *q;
 
-	if (!q || !m->state.num || m->state.num > dev->opt->queue_size) {
+	if (!vq || !m->state.num || m->state.num > vu->dev.opt->queue_size) {
 		fprintf(stderr, "vhost-user-fs: bad queue size %u\n",
 			m->state.num);
 		return -1;
 	}
+	q = vq->q;
 	dispatch__pause(q);
 	pthread_mutex_lock(&q->lock);
-	q->num = m->state.num;
+	vq->num = m->state.num;
 	q->addr_set = false;
 	pthread_mutex_unlock(&q->lock);
 	dispatch__resume(q);
 	return 0;
 }
 
-static int set_vring_addr(struct fs_dev *dev, struct vu_msg *m)
+static int set_vring_addr(struct vu_dev *vu, struct vu_msg *m)
 {
-	struct fs_queue *q = queue_of(dev, m->addr.index);
+	struct vu_queue *vq = queue_of(vu, m->addr.index);
+	struct fs_queue *q;
 	int err;
 
-	if (!q)
+	if (!vq)
 		return -1;
+	q = vq->q;
 	dispatch__pause(q);
 	pthread_mutex_lock(&q->lock);
-	q->desc_uva = m->addr.desc;
-	q->avail_uva = m->addr.avail;
-	q->used_uva = m->addr.used;
+	vq->desc_uva = m->addr.desc;
+	vq->avail_uva = m->addr.avail;
+	vq->used_uva = m->addr.used;
 	q->addr_set = false;
-	err = queue_map(dev, q);
+	err = queue_map(vu, vq);
 	if (!err) {
 		q->stopped = false;
-		q->type = dispatch__queue_type(dev, q->index);
-		if (!(dev->features & BIT(F_PROTOCOL_FEATURES)))
+		q->type = dispatch__queue_type(&vu->dev, q->index);
+		if (!(vu->features & BIT(F_PROTOCOL_FEATURES)))
 			q->enabled = true;
 		dispatch__stats_started(q);
 	}
@@ -613,18 +670,20 @@ static int set_vring_addr(struct fs_dev *dev, struct vu_msg *m)
 	return err;
 }
 
-static int set_vring_base(struct fs_dev *dev, struct vu_msg *m)
+static int set_vring_base(struct vu_dev *vu, struct vu_msg *m)
 {
-	struct fs_queue *q = queue_of(dev, m->state.index);
+	struct vu_queue *vq = queue_of(vu, m->state.index);
+	struct fs_queue *q;
 
-	if (!q)
+	if (!vq)
 		return -1;
+	q = vq->q;
 	dispatch__pause(q);
 	pthread_mutex_lock(&q->lock);
-	q->base = m->state.num;
+	vq->base = m->state.num;
 	if (q->addr_set) {
-		q->vr.last_avail_idx = q->base;
-		q->vr.used_idx = q->base;
+		q->vr.last_avail_idx = vq->base;
+		q->vr.used_idx = vq->base;
 	}
 	pthread_mutex_unlock(&q->lock);
 	dispatch__resume(q);
@@ -635,21 +694,23 @@ static int set_vring_base(struct fs_dev *dev, struct vu_msg *m)
 
 static void *channel_main(void *arg)
 {
-	struct fs_queue *q = arg;
+	struct vu_queue *vq = arg;
 	uint64_t kick, status = 0;
 
+	dispatch__handler_started(vq->q);
 	/* the content of a kick does not matter: the channel is the queue */
-	while (!read_full(q->kick_fd, &kick, sizeof(kick))) {
-		dispatch__channel_kick(q, q->chan_ctx);
-		if (write_full(q->kick_fd, &status, sizeof(status)))
+	while (!read_full(vq->kick_fd, &kick, sizeof(kick))) {
+		dispatch__channel_kick(vq->q, vq->chan_ctx);
+		if (write_full(vq->kick_fd, &status, sizeof(status)))
 			break;
 	}
 	return NULL;
 }
 
-/* Takes the fd: q->kick_fd becomes a channel with its handler thread. */
-static int channel_start(struct fs_queue *q, int fd)
+/* Takes the fd: vq->kick_fd becomes a channel with its handler thread. */
+static int channel_start(struct vu_queue *vq, int fd)
 {
+	unsigned int index = vq->q->index;
 	int err, type = 0;
 	socklen_t len = sizeof(type);
 
@@ -657,25 +718,25 @@ static int channel_start(struct fs_queue *q, int fd)
 	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) ||
 	    type != SOCK_STREAM) {
 		fprintf(stderr, "vhost-user-fs: queue %u: the kick channel is not a stream socket\n",
-			q->index);
+			index);
 		close(fd);
 		return -1;
 	}
-	if (!q->chan_ctx)
-		q->chan_ctx = fuse_ctx__new();
-	if (!q->chan_ctx) {
+	if (!vq->chan_ctx)
+		vq->chan_ctx = fuse_ctx__new();
+	if (!vq->chan_ctx) {
 		close(fd);
 		return -1;
 	}
-	q->kick_fd = fd;
-	q->channel = true;
-	err = pthread_create(&q->chan_thread, NULL, channel_main, q);
+	vq->kick_fd = fd;
+	vq->channel = true;
+	err = pthread_create(&vq->chan_thread, NULL, channel_main, vq);
 	if (err) {
 		fprintf(stderr, "vhost-user-fs: queue %u: no handler thread: %s\n",
-			q->index, strerror(err));
-		q->channel = false;
+			index, strerror(err));
+		vq->channel = false;
 		close(fd);
-		q->kick_fd = -1;
+		vq->kick_fd = -1;
 		return -1;
 	}
 	return 0;
@@ -685,134 +746,141 @@ static int channel_start(struct fs_queue *q, int fd)
  * Ends the queue's handler thread, if any, and closes the kick fd. Must
  * not be called with q->lock held: the handler may be waiting for it.
  */
-static void kick_fd_close(struct fs_queue *q)
+static void kick_fd_close(struct vu_queue *vq)
 {
-	if (q->channel) {
-		shutdown(q->kick_fd, SHUT_RDWR);
-		pthread_join(q->chan_thread, NULL);
-		q->channel = false;
+	if (vq->channel) {
+		shutdown(vq->kick_fd, SHUT_RDWR);
+		pthread_join(vq->chan_thread, NULL);
+		vq->channel = false;
 	}
-	if (q->kick_fd >= 0)
-		close(q->kick_fd);
-	q->kick_fd = -1;
+	if (vq->kick_fd >= 0)
+		close(vq->kick_fd);
+	vq->kick_fd = -1;
 }
 
-static int get_vring_base(struct fs_dev *dev, struct vu_msg *m)
+static int get_vring_base(struct vu_dev *vu, struct vu_msg *m)
 {
-	struct fs_queue *q = queue_of(dev, m->state.index);
+	struct vu_queue *vq = queue_of(vu, m->state.index);
 	struct vu_state st = { m->state.index, 0 };
 
-	if (q) {
-		kick_fd_close(q);
+	if (vq) {
+		struct fs_queue *q = vq->q;
+
+		kick_fd_close(vq);
 		dispatch__pause(q);
 		pthread_mutex_lock(&q->lock);
 		q->stopped = true;
-		st.num = q->addr_set ? q->vr.last_avail_idx : q->base;
-		q->base = st.num;
+		st.num = q->addr_set ? q->vr.last_avail_idx : vq->base;
+		vq->base = st.num;
 		pthread_mutex_unlock(&q->lock);
 		dispatch__resume(q);
 	}
-	return send_reply(dev, m, &st, sizeof(st));
+	return send_reply(vu, m, &st, sizeof(st));
 }
 
 /* Takes the fd, if any, of a SET_VRING_KICK/CALL/ERR message. */
-static int vring_fd(struct vu_msg *m, struct fs_queue **qp,
-		    struct fs_dev *dev)
+static int vring_fd(struct vu_msg *m, struct vu_queue **vqp,
+		    struct vu_dev *vu)
 {
 	int fd = -1;
 
-	*qp = queue_of(dev, m->u64 & VU_VRING_IDX_MASK);
+	*vqp = queue_of(vu, m->u64 & VU_VRING_IDX_MASK);
 	if (!(m->u64 & VU_VRING_NOFD) && m->nfds >= 1) {
 		fd = m->fds[0];
 		m->fds[0] = -1;
 	}
 	close_fds(m);
-	if (!*qp && fd >= 0) {
+	if (!*vqp && fd >= 0) {
 		close(fd);
 		fd = -1;
 	}
 	return fd;
 }
 
-static int set_vring_kick(struct fs_dev *dev, struct vu_msg *m)
+static void kick_if_runnable(struct fs_queue *q)
 {
-	struct fs_queue *q;
-	int fd = vring_fd(m, &q, dev);
-
-	if (!q)
-		return -1;
-	kick_fd_close(q);
-	pthread_mutex_lock(&q->lock);
-	q->stopped = false;
-	if (!(dev->features & BIT(F_PROTOCOL_FEATURES)))
-		q->enabled = true;
-	pthread_mutex_unlock(&q->lock);
-	if (fd >= 0 && proto(dev, PF_KICK_CHANNEL)) {
-		if (channel_start(q, fd))
-			return -1;
-	} else {
-		q->kick_fd = fd;
-	}
 	if (dispatch__runnable(q))
 		dispatch__kick(q);
+}
+
+static int set_vring_kick(struct vu_dev *vu, struct vu_msg *m)
+{
+	struct vu_queue *vq;
+	int fd = vring_fd(m, &vq, vu);
+	struct fs_queue *q;
+
+	if (!vq)
+		return -1;
+	q = vq->q;
+	kick_fd_close(vq);
+	pthread_mutex_lock(&q->lock);
+	q->stopped = false;
+	if (!(vu->features & BIT(F_PROTOCOL_FEATURES)))
+		q->enabled = true;
+	pthread_mutex_unlock(&q->lock);
+	if (fd >= 0 && proto(vu, PF_KICK_CHANNEL)) {
+		if (channel_start(vq, fd))
+			return -1;
+	} else {
+		vq->kick_fd = fd;
+	}
+	kick_if_runnable(q);
 	return 0;
 }
 
-static int set_vring_call(struct fs_dev *dev, struct vu_msg *m)
+static int set_vring_call(struct vu_dev *vu, struct vu_msg *m)
 {
-	struct fs_queue *q;
-	int fd = vring_fd(m, &q, dev), old;
+	struct vu_queue *vq;
+	int fd = vring_fd(m, &vq, vu), old;
 
-	if (!q)
+	if (!vq)
 		return -1;
-	pthread_mutex_lock(&q->lock);
-	old = q->call_fd;
-	q->call_fd = fd;
-	pthread_mutex_unlock(&q->lock);
+	pthread_mutex_lock(&vq->q->lock);
+	old = vq->call_fd;
+	vq->call_fd = fd;
+	pthread_mutex_unlock(&vq->q->lock);
 	if (old >= 0)
 		close(old);
 	return 0;
 }
 
-static int set_vring_err(struct fs_dev *dev, struct vu_msg *m)
+static int set_vring_err(struct vu_dev *vu, struct vu_msg *m)
 {
-	struct fs_queue *q;
-	int fd = vring_fd(m, &q, dev);
+	struct vu_queue *vq;
+	int fd = vring_fd(m, &vq, vu);
 
-	if (!q)
+	if (!vq)
 		return -1;
-	if (q->err_fd >= 0)
-		close(q->err_fd);
-	q->err_fd = fd;
+	if (vq->err_fd >= 0)
+		close(vq->err_fd);
+	vq->err_fd = fd;
 	return 0;
 }
 
-static int set_vring_enable(struct fs_dev *dev, struct vu_msg *m)
+static int set_vring_enable(struct vu_dev *vu, struct vu_msg *m)
 {
-	struct fs_queue *q = queue_of(dev, m->state.index);
+	struct vu_queue *vq = queue_of(vu, m->state.index);
 
-	if (!q)
+	if (!vq)
 		return -1;
-	pthread_mutex_lock(&q->lock);
-	q->enabled = m->state.num;
-	pthread_mutex_unlock(&q->lock);
-	if (dispatch__runnable(q))
-		dispatch__kick(q);
+	pthread_mutex_lock(&vq->q->lock);
+	vq->q->enabled = m->state.num;
+	pthread_mutex_unlock(&vq->q->lock);
+	kick_if_runnable(vq->q);
 	return 0;
 }
 
-static int vring_kick(struct fs_dev *dev, struct vu_msg *m)
+static int vring_kick(struct vu_dev *vu, struct vu_msg *m)
 {
-	struct fs_queue *q = queue_of(dev, m->state.index);
+	struct vu_queue *vq = queue_of(vu, m->state.index);
 
-	if (!q)
+	if (!vq)
 		return -1;
-	if (dispatch__runnable(q))
-		dispatch__kick(q);
+	kick_if_runnable(vq->q);
 	return 0;
 }
 
-static int set_backend_fd(struct fs_dev *dev, struct vu_msg *m)
+static int set_backend_fd(struct vu_dev *vu, struct vu_msg *m)
 {
 	int fd = m->nfds >= 1 ? m->fds[0] : -1, old;
 
@@ -822,16 +890,16 @@ static int set_backend_fd(struct fs_dev *dev, struct vu_msg *m)
 	close_fds(m);
 	/* never block the sync path on a full channel (see backend_write) */
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-	pthread_mutex_lock(&dev->backend_lock);
-	old = dev->backend_fd;
-	dev->backend_fd = fd;
-	pthread_mutex_unlock(&dev->backend_lock);
+	pthread_mutex_lock(&vu->backend_lock);
+	old = vu->backend_fd;
+	vu->backend_fd = fd;
+	pthread_mutex_unlock(&vu->backend_lock);
 	if (old >= 0)
 		close(old);
 	return 0;
 }
 
-static int get_config(struct fs_dev *dev, struct vu_msg *m)
+static int get_config(struct vu_dev *vu, struct vu_msg *m)
 {
 	struct virtio_fs_config cfg = { 0 };
 	uint8_t buf[sizeof(struct vu_config) + CONFIG_MAX] = { 0 };
@@ -840,150 +908,175 @@ static int get_config(struct fs_dev *dev, struct vu_msg *m)
 
 	if (m->hdr.size < sizeof(m->cfg) || size > CONFIG_MAX) {
 		/* an empty payload tells the frontend we failed */
-		return send_reply(dev, m, buf, 0);
+		return send_reply(vu, m, buf, 0);
 	}
 	/* the tag fills the field, NUL-terminated only if shorter */
-	memcpy(cfg.tag, dev->opt->tag, strnlen(dev->opt->tag, sizeof(cfg.tag)));
-	cfg.num_request_queues = dev->opt->request_queues;
-	cfg.num_sync_queues = sync_possible(dev) ? dev->opt->sync_queues : 0;
+	memcpy(cfg.tag, vu->dev.opt->tag, strnlen(vu->dev.opt->tag, sizeof(cfg.tag)));
+	cfg.num_request_queues = vu->dev.opt->request_queues;
+	cfg.num_sync_queues = sync_possible(vu) ? vu->dev.opt->sync_queues : 0;
 	out->offset = off;
 	out->size = size;
 	out->flags = m->cfg.flags;
 	/* --config-size: past it, all ones (QEMU's virtio-pci and -mmio) */
-	memset((uint8_t *)&cfg + config_size(dev), 0xff,
-	       sizeof(cfg) - config_size(dev));
+	memset((uint8_t *)&cfg + config_size(vu), 0xff,
+	       sizeof(cfg) - config_size(vu));
 	if (off < sizeof(cfg)) {
 		uint32_t n = sizeof(cfg) - off < size ? sizeof(cfg) - off : size;
 
 		memcpy(out->data, (uint8_t *)&cfg + off, n);
 	}
-	return send_reply(dev, m, buf, sizeof(*out) + size);
+	return send_reply(vu, m, buf, sizeof(*out) + size);
 }
 
-static void dev_reset(struct fs_dev *dev)
+static void dev_reset(struct vu_dev *vu)
 {
 	unsigned int i;
 
 	for (i = 0; i < FS_MAX_QUEUES; i++)
-		kick_fd_close(&dev->q[i]);
-	pause_all(dev);
+		kick_fd_close(&vu->vq[i]);
+	pause_all(vu);
 	for (i = 0; i < FS_MAX_QUEUES; i++) {
-		struct fs_queue *q = &dev->q[i];
+		struct vu_queue *vq = &vu->vq[i];
+		struct fs_queue *q = vq->q;
 
 		pthread_mutex_lock(&q->lock);
-		if (q->call_fd >= 0)
-			close(q->call_fd);
-		if (q->err_fd >= 0)
-			close(q->err_fd);
-		q->call_fd = q->err_fd = -1;
+		if (vq->call_fd >= 0)
+			close(vq->call_fd);
+		if (vq->err_fd >= 0)
+			close(vq->err_fd);
+		vq->call_fd = vq->err_fd = -1;
 		q->addr_set = q->enabled = q->stopped = false;
-		q->num = 0;
-		q->base = 0;
-		q->desc_uva = q->avail_uva = q->used_uva = 0;
+		vq->num = 0;
+		vq->base = 0;
+		vq->desc_uva = vq->avail_uva = vq->used_uva = 0;
 		q->signal_pending = false;
 		pthread_mutex_unlock(&q->lock);
 	}
-	mem_unmap(&dev->mem);
-	pthread_mutex_lock(&dev->backend_lock);
-	if (dev->backend_fd >= 0)
-		close(dev->backend_fd);
-	dev->backend_fd = -1;
-	pthread_mutex_unlock(&dev->backend_lock);
-	dev->features = 0;
-	dev->protocol_features = 0;
-	dev->protocol_known = false;
-	dev->sync_active = false;
-	resume_all(dev);
+	mem_unmap(&vu->mem);
+	pthread_mutex_lock(&vu->backend_lock);
+	if (vu->backend_fd >= 0)
+		close(vu->backend_fd);
+	vu->backend_fd = -1;
+	pthread_mutex_unlock(&vu->backend_lock);
+	vu->features = 0;
+	vu->protocol_features = 0;
+	vu->protocol_known = false;
+	vu->dev.sync_active = false;
+	resume_all(vu);
 }
 
 /* Returns 0 if handled (reply sent if it has one), 1 for ack-able, -1 error */
-static int handle_msg(struct fs_dev *dev, struct vu_msg *m)
+static int handle_msg(struct vu_dev *vu, struct vu_msg *m)
 {
 	switch (m->hdr.request) {
 	case VU_GET_FEATURES:
-		return reply_u64(dev, m, offered_features(dev)) ? -1 : 0;
+		return reply_u64(vu, m, offered_features(vu)) ? -1 : 0;
 	case VU_SET_FEATURES:
-		dev->features = m->u64;
-		refresh_types(dev);
+		vu->features = m->u64;
+		refresh_types(vu);
 		fprintf(stderr, "vhost-user-fs: features 0x%llx, protocol features 0x%llx: sync queues %s, kicks %s\n",
-			(unsigned long long)dev->features,
-			(unsigned long long)dev->protocol_features,
-			dev->sync_active ? "active" : "inactive",
-			proto(dev, PF_KICK_CHANNEL) ? "on per-queue channels" :
-			proto(dev, PF_INBAND_NOTIFICATIONS) ? "in-band" :
+			(unsigned long long)vu->features,
+			(unsigned long long)vu->protocol_features,
+			vu->dev.sync_active ? "active" : "inactive",
+			proto(vu, PF_KICK_CHANNEL) ? "on per-queue channels" :
+			proto(vu, PF_INBAND_NOTIFICATIONS) ? "in-band" :
 			"by eventfd");
 		return 1;
 	case VU_SET_OWNER:
 		return 1;
 	case VU_RESET_OWNER:
-		dev_reset(dev);
+		dev_reset(vu);
 		return 1;
 	case VU_GET_PROTOCOL_FEATURES:
-		return reply_u64(dev, m, offered_protocol(dev)) ? -1 : 0;
+		return reply_u64(vu, m, offered_protocol(vu)) ? -1 : 0;
 	case VU_SET_PROTOCOL_FEATURES:
-		dev->protocol_features = m->u64 & offered_protocol(dev);
-		dev->protocol_known = true;
-		refresh_types(dev);
+		vu->protocol_features = m->u64 & offered_protocol(vu);
+		vu->protocol_known = true;
+		refresh_types(vu);
 		return 1;
 	case VU_GET_QUEUE_NUM:
-		return reply_u64(dev, m, FS_MAX_QUEUES) ? -1 : 0;
+		return reply_u64(vu, m, FS_MAX_QUEUES) ? -1 : 0;
 	case VU_GET_MAX_MEM_SLOTS:
-		return reply_u64(dev, m, VRING_MAX_REGIONS) ? -1 : 0;
+		return reply_u64(vu, m, VRING_MAX_REGIONS) ? -1 : 0;
 	case VU_SET_MEM_TABLE:
-		return set_mem_table(dev, m) ? 2 : 1;
+		return set_mem_table(vu, m) ? 2 : 1;
 	case VU_SET_VRING_NUM:
-		return set_vring_num(dev, m) ? 2 : 1;
+		return set_vring_num(vu, m) ? 2 : 1;
 	case VU_SET_VRING_ADDR:
-		return set_vring_addr(dev, m) ? 2 : 1;
+		return set_vring_addr(vu, m) ? 2 : 1;
 	case VU_SET_VRING_BASE:
-		return set_vring_base(dev, m) ? 2 : 1;
+		return set_vring_base(vu, m) ? 2 : 1;
 	case VU_GET_VRING_BASE:
-		return get_vring_base(dev, m) ? -1 : 0;
+		return get_vring_base(vu, m) ? -1 : 0;
 	case VU_SET_VRING_KICK:
-		return set_vring_kick(dev, m) ? 2 : 1;
+		return set_vring_kick(vu, m) ? 2 : 1;
 	case VU_SET_VRING_CALL:
-		return set_vring_call(dev, m) ? 2 : 1;
+		return set_vring_call(vu, m) ? 2 : 1;
 	case VU_SET_VRING_ERR:
-		return set_vring_err(dev, m) ? 2 : 1;
+		return set_vring_err(vu, m) ? 2 : 1;
 	case VU_SET_VRING_ENABLE:
-		return set_vring_enable(dev, m) ? 2 : 1;
+		return set_vring_enable(vu, m) ? 2 : 1;
 	case VU_SET_BACKEND_REQ_FD:
-		return set_backend_fd(dev, m) ? 2 : 1;
+		return set_backend_fd(vu, m) ? 2 : 1;
 	case VU_GET_CONFIG:
-		return get_config(dev, m) ? -1 : 0;
+		return get_config(vu, m) ? -1 : 0;
 	case VU_SET_CONFIG:
 		return 1;
 	case VU_VRING_KICK:
-		return vring_kick(dev, m) ? 2 : 1;
+		return vring_kick(vu, m) ? 2 : 1;
 	}
 	fprintf(stderr, "vhost-user-fs: unsupported request %u\n",
 		m->hdr.request);
 	return 2;
 }
 
-static int process_socket(struct fs_dev *dev, struct vu_msg *m)
+static int process_socket(struct vu_dev *vu, struct vu_msg *m)
 {
 	int r;
 
-	if (recv_msg(dev->sock, m))
+	if (recv_msg(vu->sock, m))
 		return -1;
 	if ((m->hdr.flags & 3) != VU_VERSION) {
 		fprintf(stderr, "vhost-user-fs: bad message version\n");
 		close_fds(m);
 		return -1;
 	}
-	r = handle_msg(dev, m);
+	r = handle_msg(vu, m);
 	close_fds(m);
 	if (r < 0)
 		return -1;
 	/* 1: success, 2: failure; either is acknowledged on request */
 	if (r && (m->hdr.flags & VU_FLAG_NEED_REPLY) &&
-	    reply_u64(dev, m, r == 2))
+	    reply_u64(vu, m, r == 2))
 		return -1;
 	return 0;
 }
 
-int vhost_user__serve(struct fs_dev *dev, int sock, int extra_fd,
+struct vu_dev *vhost_user__new(const struct options *opt,
+			       struct fuse_server *srv)
+{
+	struct vu_dev *vu = calloc(1, sizeof(*vu));
+	unsigned int i;
+
+	if (!vu)
+		return NULL;
+	if (dispatch__dev_init(&vu->dev, opt, srv, &vu_ops, vu)) {
+		free(vu);
+		return NULL;
+	}
+	vu->sock = -1;
+	vu->backend_fd = -1;
+	pthread_mutex_init(&vu->backend_lock, NULL);
+	for (i = 0; i < FS_MAX_QUEUES; i++) {
+		struct vu_queue *vq = &vu->vq[i];
+
+		vq->q = &vu->dev.q[i];
+		vq->kick_fd = vq->call_fd = vq->err_fd = -1;
+	}
+	return vu;
+}
+
+int vhost_user__serve(struct vu_dev *vu, int sock, int extra_fd,
 		      bool (*on_extra)(void))
 {
 	struct pollfd pfd[2 + FS_MAX_QUEUES];
@@ -993,7 +1086,7 @@ int vhost_user__serve(struct fs_dev *dev, int sock, int extra_fd,
 
 	if (!m)
 		return -1;
-	dev->sock = sock;
+	vu->sock = sock;
 	for (;;) {
 		unsigned int n = 0, i;
 
@@ -1003,10 +1096,10 @@ int vhost_user__serve(struct fs_dev *dev, int sock, int extra_fd,
 		pfd[n++].events = POLLIN;
 		for (i = 0; i < FS_MAX_QUEUES; i++) {
 			/* a kick channel has a reader of its own */
-			if (dev->q[i].kick_fd < 0 || dev->q[i].channel)
+			if (vu->vq[i].kick_fd < 0 || vu->vq[i].channel)
 				continue;
 			qmap[n] = i;
-			pfd[n].fd = dev->q[i].kick_fd;
+			pfd[n].fd = vu->vq[i].kick_fd;
 			pfd[n++].events = POLLIN;
 		}
 		if (poll(pfd, n, -1) < 0) {
@@ -1019,26 +1112,25 @@ int vhost_user__serve(struct fs_dev *dev, int sock, int extra_fd,
 			break;
 		}
 		for (i = 2; i < n; i++) {
-			struct fs_queue *q = &dev->q[qmap[i]];
+			struct fs_queue *q = &vu->dev.q[qmap[i]];
 			uint64_t v;
 
 			if (!(pfd[i].revents & POLLIN))
 				continue;
 			if (read(pfd[i].fd, &v, sizeof(v)) < 0)
 				continue;
-			if (dispatch__runnable(q))
-				dispatch__kick(q);
+			kick_if_runnable(q);
 		}
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR) &&
-		    process_socket(dev, m))
+		    process_socket(vu, m))
 			break;
 	}
 	if (!ret)
 		fprintf(stderr, "vhost-user-fs: the frontend is gone\n");
 	free(m);
-	dev_reset(dev);
-	fuse_server__reset(dev->srv);
+	dev_reset(vu);
+	fuse_server__reset(vu->dev.srv);
 	close(sock);
-	dev->sock = -1;
+	vu->sock = -1;
 	return ret;
 }

@@ -8,9 +8,11 @@
  * the project's per-queue kick channels (protocol feature 62).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -133,8 +135,13 @@ static void start_daemon(void)
 	mkdir(share, 0755);
 	daemon_pid = fork();
 	if (!daemon_pid) {
-		char a[4][320];
-		int null = open("/dev/null", O_WRONLY);
+		char a[4][320], extra[320], *x[4] = { NULL }, *save = NULL;
+		int null = open("/dev/null", O_WRONLY), i;
+
+		/* extra_arg: up to four options, separated by spaces */
+		snprintf(extra, sizeof(extra), "%s", extra_arg);
+		for (i = 0; i < 4; i++)
+			x[i] = strtok_r(i ? NULL : extra, " ", &save);
 
 		snprintf(a[0], sizeof(a[0]), "--socket-path=%s", sock_path);
 		snprintf(a[1], sizeof(a[1]), "--shared-dir=%s", share);
@@ -144,7 +151,7 @@ static void start_daemon(void)
 			dup2(null, 2);
 		execl(daemon_path, daemon_path, a[0], a[1], a[2], a[3],
 		      "--persistent", "--sync-queues=1", "--request-queues=1",
-		      extra_arg, (char *)NULL);
+		      x[0], x[1], x[2], x[3], (char *)NULL);
 		_exit(127);
 	}
 }
@@ -434,6 +441,41 @@ static void read_stats(char *buf, size_t size)
 	buf[n] = '\0';
 }
 
+static long long file_count(const char *file, const char *prefix,
+			    const char *key, int *lines);
+
+/*
+ * The per-queue timing of the stats, as t_exit_and_stats left them: on
+ * each queue that processed requests, time in the FUSE handler inside the
+ * time spent on the chains, and time queued before processing.
+ */
+static void t_timing_stats(void)
+{
+	static const char *const prefix[] = { "queue=1 type=request ",
+					      "queue=2 type=sync " };
+	static const long long requests[] = { 1, 61 };
+	long long busy, handler, queued, timed;
+	int i, n;
+
+	for (i = 0; i < 2; i++) {
+		CHECK(file_count(stats_path, prefix[i], "requests=", &n) ==
+		      requests[i] && n == 1);
+		busy = file_count(stats_path, prefix[i], " busy_ns=", &n);
+		handler = file_count(stats_path, prefix[i], " handler_ns=", &n);
+		queued = file_count(stats_path, prefix[i], " queued_ns=", &n);
+		CHECK(handler > 0);
+		CHECK(handler <= busy);
+		CHECK(queued > 0);
+		/* each kick times at least its first chain, sync ones every chain */
+		timed = file_count(stats_path, prefix[i], " queued=", &n);
+		CHECK(timed >= 1 && timed <= requests[i]);
+		CHECK(i == 0 || timed == requests[i]);
+	}
+	/* a queue without requests has spent no time on any */
+	CHECK(file_count(stats_path, "queue=0 ", " handler_ns=", &n) == 0 && n == 1);
+	CHECK(file_count(stats_path, "queue=0 ", " queued_ns=", &n) == 0 && n == 1);
+}
+
 static void t_exit_and_stats(void)
 {
 	char buf[2048] = { 0 };
@@ -446,7 +488,7 @@ static void t_exit_and_stats(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	read_stats(buf, sizeof(buf));
 	CHECK(!test_failed);
-	CHECK(strstr(buf, "queue=0 type=hiprio requests=0 inline=0 late=0 errors=0 bytes_in=0 bytes_out=0 calls=0 channel_kicks=0 busy_ns=0\n"));
+	CHECK(strstr(buf, "queue=0 type=hiprio requests=0 inline=0 late=0 errors=0 bytes_in=0 bytes_out=0 calls=0 channel_kicks=0 busy_ns=0 handler_ns=0 queued=0 queued_ns=0\n"));
 	CHECK(strstr(buf, "queue=1 type=request requests=1 inline=0 late=0 errors=0 "));
 	CHECK(strstr(buf, "queue=2 type=sync requests=61 inline=61 late=0 errors=0 "));
 }
@@ -729,13 +771,15 @@ static pid_t sandboxed_pid(void)
 	return pid;
 }
 
-static bool status_line(pid_t pid, const char *key, char *val, size_t len)
+/* KEY's value in /proc/WHO/status (WHO: a pid, or PID/task/TID). */
+static bool status_line_of(const char *who, const char *key, char *val,
+			   size_t len)
 {
-	char path[64], line[256];
+	char path[96], line[256];
 	bool found = false;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	snprintf(path, sizeof(path), "/proc/%s/status", who);
 	f = fopen(path, "r");
 	if (!f)
 		return false;
@@ -748,6 +792,14 @@ static bool status_line(pid_t pid, const char *key, char *val, size_t len)
 	}
 	fclose(f);
 	return found;
+}
+
+static bool status_line(pid_t pid, const char *key, char *val, size_t len)
+{
+	char who[16];
+
+	snprintf(who, sizeof(who), "%d", pid);
+	return status_line_of(who, key, val, len);
 }
 
 /* What each layer leaves: namespaces, the share as root, capabilities. */
@@ -978,6 +1030,22 @@ static int trace_tids(const char *prefix, long *tids, int max)
 	return bad ? -1 : n;
 }
 
+/* A kick channel for queues 1 and 2 (SET_VRING_KICK with a socketpair). */
+static void open_channels(void)
+{
+	int q;
+
+	for (q = 1; q < 3; q++) {
+		int sp[2];
+		uint64_t idx = q;
+
+		CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == 0);
+		CHECK(acked(12, &idx, sizeof(idx), sp[1]) == 0);
+		close(sp[1]);
+		chan[q] = sp[0];
+	}
+}
+
 /*
  * Protocol feature 62: every queue's kick is a socket of its own. A sync
  * queue's buffers are published when the channel's acknowledgement comes;
@@ -1012,15 +1080,8 @@ static void t_kick_channel(void)
 		close(p[0]);
 		close(p[1]);
 	}
-	for (q = 1; q < 3; q++) {
-		int sp[2];
-		uint64_t idx = q;
-
-		CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == 0);
-		CHECK(acked(12, &idx, sizeof(idx), sp[1]) == 0);
-		close(sp[1]);
-		chan[q] = sp[0];
-	}
+	open_channels();
+	CHECK(!test_failed);
 	v = vq_of(2);
 	/* a request queue's channel is answered at once, completion by call */
 	submit(1, FUSE_INIT, 0, &init, sizeof(init), 4096);
@@ -1062,6 +1123,10 @@ static void t_kick_channel(void)
 	CHECK(file_count(stats_path, "queue=2 ", "channel_kicks=", &n) == 20 && n == 1);
 	CHECK(file_count(stats_path, "queue=1 ", "channel_kicks=", &n) == 1 && n == 1);
 	CHECK(file_count(stats_path, "queue=2 ", "busy_ns=", &n) > 0);
+	/* the channel's requests are timed as the socket's are */
+	CHECK(file_count(stats_path, "queue=2 ", " handler_ns=", &n) > 0);
+	CHECK(file_count(stats_path, "queue=2 ", " queued_ns=", &n) > 0);
+	CHECK(file_count(stats_path, "queue=1 ", " queued_ns=", &n) > 0);
 	/* one trace line per request; the channel's 20 on one thread */
 	CHECK(file_count(trace_path, "queue=1 type=request ", "opcode=", &n) == FUSE_INIT && n == 1);
 	CHECK(trace_tids("queue=2 type=sync ", tids, 21) == 21);
@@ -1089,6 +1154,137 @@ static void t_no_kick_channel(void)
 	CHECK(get_u64(15) & (1 << 14));
 }
 
+/* The thread of the sandboxed daemon whose innermost tid is ns_tid: its CPUs. */
+static bool thread_cpus(pid_t pid, long ns_tid, char *cpus, size_t len)
+{
+	char path[96], val[128];
+	DIR *d;
+	struct dirent *de;
+	bool found = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d))) {
+		char *last;
+		long tid = strtol(de->d_name, NULL, 10);
+
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "%d/task/%ld", pid, tid);
+		if (!status_line_of(path, "NSpid", val, sizeof(val)))
+			continue;
+		last = strrchr(val, '\t') ? strrchr(val, '\t') + 1 : val;
+		if (strtol(last, NULL, 10) != ns_tid ||
+		    !status_line_of(path, "Cpus_allowed_list", val, sizeof(val)))
+			continue;
+		snprintf(cpus, len, "%s", val + strspn(val, " \t"));
+		cpus[strcspn(cpus, "\n")] = '\0';
+		found = true;
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * --pin-sync and --pin-workers: the affinity of the threads that ran
+ * each kind of request, read back from /proc: the sync queue's handler
+ * thread and the control thread (in-band kick) on the sync CPU, the
+ * worker that ran the request queue's on the workers' CPU.
+ */
+static void t_pinning(void)
+{
+	struct fuse_init_in init = { .major = 7, .minor = 41 };
+	struct fuse_getattr_in gi = { 0 };
+	char opts[128], want_sync[16], want_workers[16], cpus[64];
+	long tids[3];
+	cpu_set_t set;
+	int c, first = -1, last = -1;
+	pid_t pid;
+
+	CHECK(sched_getaffinity(0, sizeof(set), &set) == 0);
+	for (c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &set))
+			continue;
+		if (first < 0)
+			first = c;
+		last = c;
+	}
+	snprintf(want_sync, sizeof(want_sync), "%d", last);
+	snprintf(want_workers, sizeof(want_workers), "%d", first);
+	snprintf(opts, sizeof(opts), "--workers=2 --pin-sync=%d --pin-workers=%d",
+		 last, first);
+	want_pf |= PF_KICK_CHANNEL;
+	restart(opts);
+	want_pf &= ~PF_KICK_CHANNEL;
+	CHECK(!test_failed);
+	t_setup_rings();
+	CHECK(!test_failed);
+	open_channels();
+	CHECK(!test_failed);
+	submit(1, FUSE_INIT, 0, &init, sizeof(init), 4096);
+	CHECK(chan_kick(1) == 0);
+	CHECK(pipe_has_call(1, 5000));
+	*used_event(2) = 0x8000;
+	submit(2, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
+	CHECK(chan_kick(2) == 0);
+	submit(2, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
+	CHECK(kick(2) == 0);
+	/* the threads that ran them, by the trace: worker, handler, control */
+	CHECK(trace_tids("queue=1 type=request ", tids, 1) == 1);
+	CHECK(trace_tids("queue=2 type=sync ", tids + 1, 2) == 2);
+	pid = sandboxed_pid();
+	CHECK(pid > 0);
+	CHECK(thread_cpus(pid, tids[0], cpus, sizeof(cpus)));
+	CHECK(!strcmp(cpus, want_workers));
+	CHECK(thread_cpus(pid, tids[1], cpus, sizeof(cpus)));
+	CHECK(!strcmp(cpus, want_sync));
+	CHECK(thread_cpus(pid, tids[2], cpus, sizeof(cpus)));
+	CHECK(!strcmp(cpus, want_sync));
+	/* the affinity calls are in the seccomp allow-list: a clean exit */
+	modes_exit(true);
+}
+
+/* The daemon's exit status with ARG, for a socket path it cannot bind. */
+static int exit_status_with(const char *arg)
+{
+	int status = -1;
+	pid_t pid = fork();
+
+	if (!pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 2);
+		execl(daemon_path, daemon_path, "--socket-path=/nonexistent/s",
+		      "--shared-dir=/", arg, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* A CPU list the process may not use, or one that does not parse: status 2. */
+static void t_pinning_refused(void)
+{
+	static const char *const bad[] = { "--pin-sync=1023", "--pin-workers=0-",
+					   "--pin-sync=a" };
+	char good[32];
+	cpu_set_t set;
+	unsigned int i;
+	int c = 0;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(exit_status_with(bad[i]) == 2);
+	/* a CPU it may use passes: the socket fails next, status 1 */
+	CHECK(sched_getaffinity(0, sizeof(set), &set) == 0);
+	while (c < CPU_SETSIZE - 1 && !CPU_ISSET(c, &set))
+		c++;
+	snprintf(good, sizeof(good), "--pin-sync=%d", c);
+	CHECK(exit_status_with(good) == 1);
+}
+
 void vu_tests(const char *daemon)
 {
 	snprintf(daemon_path, sizeof(daemon_path), "%s", daemon);
@@ -1103,9 +1299,12 @@ void vu_tests(const char *daemon)
 	test_run("vhost-user: malformed messages", t_garbage);
 	test_run("vhost-user: no sync offer without in-band kicks", t_no_inband);
 	test_run("vhost-user: clean exit and stats", t_exit_and_stats);
+	test_run("vhost-user: per-queue handler and queued time", t_timing_stats);
 	test_run("vhost-user: --sync-late completes after the ack", t_sync_late);
 	test_run("vhost-user: per-queue kick channels", t_kick_channel);
 	test_run("vhost-user: --no-kick-channel", t_no_kick_channel);
+	test_run("vhost-user: --pin-sync and --pin-workers, read back", t_pinning);
+	test_run("vhost-user: --pin-sync refuses CPUs it may not use", t_pinning_refused);
 	test_run("vhost-user: EVENT_IDX after the rings: checked again", t_late_event_idx);
 	test_run("vhost-user: a frontend that stops reading is hung up on", t_backend_stall);
 	test_run("sandbox: '..' out of a directory moved off the share", t_moved_dir);
