@@ -7,9 +7,10 @@
 # 6.12) with the driver dropped in by scripts/intree.sh and built in, and
 # prints the path of the `linux` binary. The tree and the build live in the
 # cache, outside the repository: $VFS_CACHE/uml for 6.12, $VFS_CACHE/uml/7.3
-# for 7.3, each with its own lock; a build is reused while the source
-# version, the config fragments, the patches and the driver sources are
-# unchanged, and otherwise rebuilt incrementally.
+# for 7.3, one source tree per series shared by both flavours, each flavour
+# in its own object directory (debug/, bench/) with its own lock; a build is
+# reused while the source version, the config fragments, the patches and the
+# driver sources are unchanged, and otherwise rebuilt incrementally.
 #   debug: PREEMPT, lockdep, atomic-sleep checks, kmemleak, KUnit (tests)
 #   bench: PREEMPT without debugging (benchmarks)
 # 6.12 is uniprocessor; 7.3 adds tests/vm/uml-7.3.config (SMP; boot it with
@@ -45,9 +46,16 @@ version=$(cat "$kdir/version")
 src=$base/src-$version
 out=$base/$flavor
 
+# Locks: one per flavour ($out.lock) held for the whole call, so a boot of
+# one flavour never waits for the other's build; and the source tree's
+# ($base/.lock), exclusive while it is unpacked, patched and given the
+# driver, then shared while a flavour builds from it, so the tree cannot
+# change under a build. (Every caller of one cache has the same driver
+# sources and patches, see the shared-cache rule, so the exclusive part
+# finds nothing to do unless the sources changed.)
 mkdir -p "$base"
-exec 9>"$base/.lock"
-flock 9
+exec 8>"$out.lock"
+flock 8
 
 driver_files=$(cd "$repo" && ls Kbuild Kconfig ./*.c ./*.h tests/kunit/*.c 2>/dev/null || true)
 key=$( (echo "$version"; cat $frags $patches; cd "$repo" && cat $driver_files) | sha256sum | cut -c1-16)
@@ -56,6 +64,8 @@ if [ -x "$out/linux" ] && [ "$(cat "$out/.key" 2>/dev/null)" = "$key" ]; then
 	exit 0
 fi
 
+exec 9>"$base/.lock"
+flock 9
 if [ ! -f "$src/.unpacked" ]; then
 	log "unpacking linux-source $version"
 	rm -rf "$src"
@@ -75,6 +85,7 @@ done
 if [ -f "$repo/Kconfig" ]; then
 	"$repo/scripts/intree.sh" "$src"
 fi
+flock -s 9
 
 mkdir -p "$out"
 # Configure again whenever the fragments or the driver's Kconfig change.
