@@ -46,6 +46,17 @@ from collections import Counter, defaultdict
 GUEST_PARTS = ["entry", "vfs", "hostfs", "fuse", "submit", "kick", "reap+end", "sched", "idle/irq"]
 DEV_PARTS = ["dev:vhost-user", "dev:vring", "dev:dispatch", "dev:fuse", "dev:other"]
 PARTS = GUEST_PARTS + DEV_PARTS
+# The split of issue 17, item 1, from the parts above.
+SPLIT = [
+    ("guest syscall entry (UML ptrace, VFS)", ["entry", "vfs", "hostfs"]),
+    ("FUSE core", ["fuse"]),
+    ("driver submit", ["submit"]),
+    ("transport round trip (kick, vhost-user, vring)", ["kick", "dev:vhost-user", "dev:vring"]),
+    ("device FUSE handling + host syscalls (with dispatch)", ["dev:fuse", "dev:dispatch"]),
+    ("reap and end (with guest sched)", ["reap+end", "sched"]),
+    ("other", ["idle/irq", "dev:other"]),
+]
+OP_ORDER = ["stat", "unlink", "create", "readdirect", "readcache"]
 
 # Functions of the drivers on the completion side; the rest of the driver's
 # object files count as submission.
@@ -243,6 +254,7 @@ def classify(build, devdir, case):
     }
     meta = read_kv(os.path.join(case, "meta"))
     period_ns = int(meta.get("period_ns", "50000"))
+    uml_period_ns = int(meta.get("uml_period_ns", period_ns))
     uml_pid = meta.get("uml_pid", "")
     parts = Counter()
     host = Counter()
@@ -250,30 +262,36 @@ def classify(build, devdir, case):
     dev_sys = Counter()
     uml_sys = Counter()
     groups = Counter()
+    nsamples = 0
     top = defaultdict(Counter)
+    host_leaf = defaultdict(Counter)
     for name in ("perf-uml.txt", "perf-dev.txt"):
         path = os.path.join(case, name)
         if not os.path.exists(path):
             continue
+        wgt = period_ns if name == "perf-dev.txt" else uml_period_ns
         for comm, pid, frames in parse_perf_script(path):
+            nsamples += 1
             leaf_host = bool(frames) and is_host(frames[0][1])
             if name == "perf-dev.txt":
                 part = classify_dev(frames, dev_layers)
-                groups["device"] += 1
+                groups["device"] += wgt
                 if leaf_host:
                     dev_sys[host_syscall(frames)] += 1
                 dbg = False
             elif pid != uml_pid:
                 part, dbg = "entry", False      # a guest process: ptrace stops, user code
-                groups["guest-proc"] += 1
+                groups["guest-proc"] += wgt
             else:
                 part, dbg = classify_guest(frames, layers, "/linux")
-                groups["uml-kernel"] += 1
+                groups["uml-kernel"] += wgt
                 if leaf_host:
                     uml_sys[host_syscall(frames)] += 1
-            parts[part] += 1
-            host[part] += leaf_host
-            debug[part] += dbg
+            parts[part] += wgt
+            host[part] += wgt * leaf_host
+            if leaf_host:
+                host_leaf["device" if name == "perf-dev.txt" else "uml"][frames[0][0]] += 1
+            debug[part] += wgt * dbg
             guest = [s for s, d in frames if not is_host(d)]
             top[part][(guest[0] if guest else frames[0][0] if frames else "?")] += 1
     windows = {}
@@ -282,15 +300,18 @@ def classify(build, devdir, case):
     res = {
         "case": os.path.basename(case),
         "config": meta.get("config"), "op": meta.get("op"),
-        "period_ns": period_ns,
+        # every count below is sampled CPU time in ns (samples x period)
+        "period_ns": 1, "sample_period_ns": period_ns, "uml_sample_period_ns": uml_period_ns,
+        "nsamples": nsamples,
         "windows": windows,
         "window_role": {k: v for k, v in meta.items() if k.startswith("w")},
-        "samples": sum(parts.values()),
+        "samples": sum(parts.values()),     # ns
         "groups": dict(groups),
         "parts": dict(parts), "host": dict(host), "debug": dict(debug),
         "uml_host_syscalls_sampled": dict(uml_sys.most_common(12)),
         "dev_host_syscalls_sampled": dict(dev_sys.most_common(12)),
         "top": {k: v.most_common(8) for k, v in top.items()},
+        "host_leaf": {k: v.most_common(8) for k, v in host_leaf.items()},
         "trace_uml": dict(parse_trace(os.path.join(case, "trace-uml.txt"))),
         "trace_guest": dict(parse_trace(os.path.join(case, "trace-guestproc.txt"))),
         "trace_dev": dict(parse_trace(os.path.join(case, "trace-dev.txt"))),
@@ -313,10 +334,10 @@ def render(out):
     cases = []
     for p in sorted(glob.glob(os.path.join(out, "*", "breakdown.json"))):
         cases.append(json.load(open(p)))
-    ops = []
-    for c in cases:
-        if c["op"] not in ops:
-            ops.append(c["op"])
+    ops = [o for o in OP_ORDER if any(c["op"] == o for c in cases)]
+    ops += sorted({c["op"] for c in cases} - set(ops))
+    corder = ["ours-sync", "ours-async", "intree"]
+    cases.sort(key=lambda c: (corder.index(c["config"]) if c["config"] in corder else 9, c["case"]))
     lines = []
     w = lines.append
     w("# Cost breakdown of one request (bench/breakdown.sh)\n")
@@ -348,7 +369,18 @@ def render(out):
         row("CPU us/op: UML kernel process", ["%.1f" % cpu(c, "uml-kernel") for c in cs])
         row("CPU us/op: guest process", ["%.1f" % cpu(c, "guest-proc") for c in cs])
         row("CPU us/op: device", ["%.1f" % cpu(c, "device") for c in cs])
-        row("samples", ["%d" % c["samples"] for c in cs])
+        row("samples (CPU ms sampled)", ["%d (%.0f)" % (c["nsamples"], c["samples"] / 1e6) for c in cs])
+        for label, members in SPLIT:
+            vals = []
+            for c in cs:
+                k = sum(c["parts"].get(p, 0) for p in members)
+                vals.append("**%.1f%%** (%.0f us)" % (100.0 * k / (c["samples"] or 1),
+                                                   k * c["period_ns"] / n(c) / 1000.0))
+            row(label, vals)
+        w("")
+        w("Finer parts, share of samples (host: leaf in the host kernel; debug: lockdep/kmemleak):\n")
+        w("| part | " + " | ".join(c["config"] for c in cs) + " |")
+        w("| --- |" + " --- |" * len(cs))
         for part in PARTS:
             vals = []
             for c in cs:
@@ -362,6 +394,14 @@ def render(out):
                     s += ")"
                 vals.append(s)
             row(part, vals)
+        w("")
+        w("The same parts in CPU us per operation (samples x period / operations):\n")
+        w("| part | " + " | ".join(c["config"] for c in cs) + " |")
+        w("| --- |" + " --- |" * len(cs))
+        for part in PARTS:
+            row(part, ["%.1f" % (c["parts"].get(part, 0) * c["period_ns"] / n(c) / 1000.0) for c in cs])
+        row("of which debug", ["%.1f" % (sum(c["debug"].values()) * c["period_ns"] / n(c) / 1000.0) for c in cs])
+        row("of which host kernel", ["%.1f" % (sum(c["host"].values()) * c["period_ns"] / n(c) / 1000.0) for c in cs])
         w("")
         w("Host syscalls per operation (perf trace -s over the trace window):\n")
         names = Counter()
@@ -396,6 +436,13 @@ def render(out):
             w("- %s: UML %s; device %s" % (c["config"],
               ", ".join("%s %d" % kv for kv in c["uml_host_syscalls_sampled"].items()),
               ", ".join("%s %d" % kv for kv in c["dev_host_syscalls_sampled"].items())))
+        w("")
+        w("Host kernel leaf functions (samples), UML / device:\n")
+        for c in cs:
+            hl = c.get("host_leaf", {})
+            w("- %s: UML %s; device %s" % (c["config"],
+              ", ".join("%s %d" % tuple(kv) for kv in hl.get("uml", [])[:5]),
+              ", ".join("%s %d" % tuple(kv) for kv in hl.get("device", [])[:5])))
         w("")
         w("Driver counters (virtio_fs_sync) at the end of the boot:\n")
         for c in cs:

@@ -58,6 +58,13 @@ gcc -O2 -Wall -o "$bin" "$repo/bench/breakdown-loop.c" || exit 1
 make -s -C "$repo/vhost-user-fs" >&2 || exit 1
 linux=$("$repo/tests/setup/build-uml.sh" "$flavor" 6.12) || { log "no UML $flavor kernel"; exit 1; }
 build=$(dirname "$linux")
+# Frame pointers only in the debug flavour: DWARF call chains otherwise,
+# sampled less often (each sample copies the stack).
+if grep -qx CONFIG_FRAME_POINTER=y "$build/.config"; then
+	uml_cg=fp uml_period=$period
+else
+	uml_cg=dwarf,16384 uml_period=$((period * 4))
+fi
 
 {
 	echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -67,7 +74,7 @@ build=$(dirname "$linux")
 	echo "host_kernel=$(uname -r) cpus=$(nproc) load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "perf=$(perf --version)"
 	echo "pinning: device taskset -c $pin_device, guest taskset -c $pin_guest"
-	echo "sampling: cpu-clock, period ${period} ns; UML --call-graph fp, device --call-graph dwarf"
+	echo "sampling: cpu-clock; UML period ${uml_period} ns --call-graph $uml_cg; device period ${period} ns --call-graph dwarf,8192"
 } >"$out/env"
 
 # desc PID: PID and its descendants.
@@ -100,7 +107,7 @@ run_case() {
 	esac
 	[ "$op" = stat ] && args+=(--dev-opts --cache=never)
 	{
-		echo "config=$cfg op=$op n=$n period_ns=$period"
+		echo "config=$cfg op=$op n=$n period_ns=$period uml_period_ns=$uml_period"
 		echo "w1=warm w2=plain w3=perf w4=trace"
 	} >"$dir/meta"
 	"$repo/tests/vm/run" "${args[@]}" -- "$bin" "$op" bd "$n" 4 "$dir" >"$dir/vmrun.log" 2>&1 &
@@ -128,7 +135,7 @@ run_case() {
 		tools=()
 		case $role in
 		perf)
-			perf record -q -e cpu-clock -c "$period" --call-graph fp -p "$uml_pid${guest_pids:+,$guest_pids}" \
+			perf record -q -e cpu-clock -c "$uml_period" --call-graph "$uml_cg" -p "$uml_pid${guest_pids:+,$guest_pids}" \
 				-o "$dir/perf-uml.data" 2>"$dir/perf-uml.err" &
 			tools+=($!)
 			perf record -q -e cpu-clock -c "$period" --call-graph dwarf,8192 -p "$dev_pids" \
