@@ -94,6 +94,36 @@ wait_file() {	# FILE VM_PID
 	return 1
 }
 
+# perf_ctl uml|dev enable|disable: a command to a perf record started by
+# perf_start, and wait for its ack.
+perf_ctl() {
+	local a
+	if [ "$1" = uml ]; then
+		echo "$2" >&5
+		read -r -t 60 a <&6
+	else
+		echo "$2" >&7
+		read -r -t 60 a <&8
+	fi
+	[ "$a" = ack ] || log "perf $1: no ack for $2"
+}
+
+# perf_start uml|dev PERIOD CALLGRAPH PIDS (needs $dir; appends to tools)
+perf_start() {
+	local k=$1
+	rm -f "$dir/ctl.$k" "$dir/ack.$k"
+	mkfifo "$dir/ctl.$k" "$dir/ack.$k"
+	perf record -q -D -1 --control "fifo:$dir/ctl.$k,$dir/ack.$k" -e cpu-clock -c "$2" \
+		--call-graph "$3" -p "$4" -o "$dir/perf-$k.data" 2>"$dir/perf-$k.err" &
+	tools+=($!)
+	if [ "$k" = uml ]; then
+		exec 5>"$dir/ctl.$k" 6<"$dir/ack.$k"
+	else
+		exec 7>"$dir/ctl.$k" 8<"$dir/ack.$k"
+	fi
+	perf_ctl "$k" enable
+}
+
 run_case() {
 	local cfg=$1 op=$2 dir=$out/$1-$2 args vpid w role p c uml_pid guest_pids dev_pids tools
 	mkdir -p "$dir"
@@ -135,13 +165,10 @@ run_case() {
 		tools=()
 		case $role in
 		perf)
-			perf record -q -e cpu-clock -c "$uml_period" --call-graph "$uml_cg" -p "$uml_pid${guest_pids:+,$guest_pids}" \
-				-o "$dir/perf-uml.data" 2>"$dir/perf-uml.err" &
-			tools+=($!)
-			perf record -q -e cpu-clock -c "$period" --call-graph dwarf,8192 -p "$dev_pids" \
-				-o "$dir/perf-dev.data" 2>"$dir/perf-dev.err" &
-			tools+=($!)
-			sleep 0.5
+			# Started disabled; enabled through the control FIFO, whose
+			# ack says the events are on (a loaded host starts perf late).
+			perf_start uml "$uml_period" "$uml_cg" "$uml_pid${guest_pids:+,$guest_pids}"
+			perf_start dev "$period" dwarf,8192 "$dev_pids"
 			;;
 		trace)
 			perf trace -s -p "$uml_pid" -o "$dir/trace-uml.txt" 2>/dev/null &
@@ -149,11 +176,16 @@ run_case() {
 			[ -n "$guest_pids" ] && { perf trace -s -p "$guest_pids" -o "$dir/trace-guestproc.txt" 2>/dev/null & tools+=($!); }
 			perf trace -s -p "$dev_pids" -o "$dir/trace-dev.txt" 2>/dev/null &
 			tools+=($!)
-			sleep 1
+			sleep 3
 			;;
 		esac
 		touch "$dir/go.$w"
 		wait_file "$dir/done.$w" "$vpid" || { log "$cfg $op: window $w did not end"; return 1; }
+		if [ "$role" = perf ]; then
+			perf_ctl uml disable
+			perf_ctl dev disable
+			exec 5>&- 6<&- 7>&- 8<&-
+		fi
 		for p in "${tools[@]}"; do kill -INT "$p" 2>/dev/null; done
 		for p in "${tools[@]}"; do wait "$p"; done
 		touch "$dir/ack.$w"
