@@ -4,6 +4,7 @@
 
   breakdown.py classify UML_BUILD DEVICE_DIR CASE_DIR   one case -> CASE_DIR/breakdown.json
   breakdown.py render OUT_DIR                           every case -> OUT_DIR/breakdown.md
+  breakdown.py opmix OUT_DIR                            opmix boots -> OUT_DIR/opmix.md
 
 A case is one configuration and one operation: CASE_DIR holds the window
 files of bench/breakdown-loop.c (done.W: n= and ns=), perf-uml.txt and
@@ -453,11 +454,44 @@ def render(out):
         f.write("\n".join(lines) + "\n")
 
 
+FUSE_OPS = {1: "LOOKUP", 2: "FORGET", 3: "GETATTR", 4: "SETATTR", 10: "UNLINK", 14: "OPEN",
+            15: "READ", 16: "WRITE", 18: "RELEASE", 20: "FSYNC", 22: "GETXATTR", 25: "FLUSH",
+            26: "INIT", 35: "CREATE", 42: "BATCH_FORGET"}
+
+
+def opmix(out):
+    """Requests per operation, by queue type and opcode, from the device's
+    --trace-file of the opmix boots (bench/breakdown.sh --opmix): only the
+    requests that started inside the window (ready.1 .. done.1 mtimes, moved
+    to CLOCK_MONOTONIC), with the device's mean handler time."""
+    import time
+    off = time.time() - time.monotonic()
+    lines = ["| boot | requests per operation: queue/opcode (mean device handler us) |", "| --- | --- |"]
+    for d in sorted(glob.glob(os.path.join(out, "opmix-*"))):
+        t0 = os.stat(os.path.join(d, "ready.1")).st_mtime - off
+        t1 = os.stat(os.path.join(d, "done.1")).st_mtime - off
+        n = int(read_kv(os.path.join(d, "done.1"))["n"])
+        cnt, busy = Counter(), Counter()
+        for line in open(os.path.join(d, "devtrace")):
+            kv = dict(x.split("=", 1) for x in line.split())
+            if t0 <= int(kv["start"]) / 1e9 <= t1:
+                k = (kv["type"], FUSE_OPS.get(int(kv["opcode"]), kv["opcode"]))
+                cnt[k] += 1
+                busy[k] += int(kv["end"]) - int(kv["start"])
+        lines.append("| %s | %s |" % (os.path.basename(d)[6:], ", ".join(
+            "%s/%s %.2f (%.0f)" % (t, o, v / n, busy[(t, o)] / v / 1000.0)
+            for (t, o), v in sorted(cnt.items(), key=lambda x: -x[1]) if v / n >= 0.005)))
+    with open(os.path.join(out, "opmix.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def main(argv):
     if len(argv) >= 5 and argv[1] == "classify":
         classify(argv[2], argv[3], argv[4])
     elif len(argv) >= 3 and argv[1] == "render":
         render(argv[2])
+    elif len(argv) >= 3 and argv[1] == "opmix":
+        opmix(argv[2])
     else:
         sys.stderr.write(__doc__)
         return 2

@@ -7,6 +7,7 @@
 #   bench/breakdown.sh [--configs 'ours-sync ours-async intree']
 #                      [--ops 'stat unlink create readdirect readcache']
 #                      [--n N] [--flavor debug|bench] [--period NS] [--out DIR]
+#                      [--cache DIR] [--opmix]
 #
 # One boot per configuration and operation (tests/vm/run, device pinned to
 # CPU 0, guest to CPU 1). In the guest, bench/breakdown-loop.c runs the
@@ -26,13 +27,16 @@
 # Results: DIR/CONFIG-OP/ (window files, perf data and scripts, trace
 # summaries, breakdown.json, the run's files) and DIR/breakdown.md.
 # --cache DIR: the VFS_CACHE holding the UML build (default the shared one).
+# --opmix: instead, one short boot per operation (ours-sync and ours-async,
+# N/2 calls, no tools) with the device's --trace-file: DIR/opmix.md gives
+# the FUSE requests of one operation by queue and opcode.
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 configs='ours-sync ours-async intree'
 ops='stat unlink create readdirect readcache'
 n=2000 flavor=debug period=50000 out= cache=${VFS_CACHE:-$HOME/.cache/virtio-fs-sync}
-pin_device=0 pin_guest=1
+pin_device=0 pin_guest=1 do_opmix=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--configs) configs=$2; shift 2 ;;
@@ -42,6 +46,7 @@ while [ $# -gt 0 ]; do
 	--period) period=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--cache) cache=$2; shift 2 ;;
+	--opmix) do_opmix=1; shift ;;
 	-h | --help) sed -n '4,30p' "$0"; exit 0 ;;
 	*) echo "breakdown.sh: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -196,6 +201,26 @@ run_case() {
 	perf script -i "$dir/perf-dev.data" -F comm,pid,tid,ip,sym,dso >"$dir/perf-dev.txt" 2>/dev/null
 	python3 "$repo/bench/breakdown.py" classify "$build" "$repo/vhost-user-fs" "$dir"
 }
+
+if [ $do_opmix = 1 ]; then
+	for op in $ops; do
+		for cfg in ours-sync ours-async; do
+			d=$out/opmix-$cfg-$op
+			mkdir -p "$d"
+			touch "$d/go.1" "$d/ack.1"
+			o="--trace-file=$d/devtrace"
+			[ "$op" = stat ] && o="--cache=never $o"
+			s=on
+			[ $cfg = ours-async ] && s=off
+			"$repo/tests/vm/run" --flavor "$flavor" --sync $s --pin-device "$pin_device" --pin-guest "$pin_guest" \
+				--dev-opts "$o" --quiet --results "$d/run" -- "$bin" "$op" bd $((n / 2)) 1 "$d" >"$d/vmrun.log" 2>&1 ||
+				log "opmix $cfg $op: tests/vm/run exited $?"
+		done
+	done
+	python3 "$repo/bench/breakdown.py" opmix "$out"
+	log "done: $out/opmix.md"
+	exit 0
+fi
 
 for op in $ops; do
 	for cfg in $configs; do
