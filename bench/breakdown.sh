@@ -13,8 +13,9 @@
 # CPU 0, guest to CPU 1). In the guest, bench/breakdown-loop.c runs the
 # operation in four windows of N calls: warm-up, plain (its wall time is the
 # us/op without any tool), perf (perf record -e cpu-clock with a fixed
-# period on the UML tree, frame-pointer call chains, and on the device,
-# DWARF call chains) and trace (perf trace -s on the UML kernel process, the
+# period on the UML tree, frame-pointer call chains where the kernel has
+# them (debug), DWARF ones otherwise, and on the device, DWARF call chains;
+# started disabled and enabled through its control FIFO) and trace (perf trace -s on the UML kernel process, the
 # guest process and the device: host syscalls per operation). The host
 # starts and stops each tool around its window through files in the case
 # directory, so a window holds exactly N operations.
@@ -47,7 +48,7 @@ while [ $# -gt 0 ]; do
 	--out) out=$2; shift 2 ;;
 	--cache) cache=$2; shift 2 ;;
 	--opmix) do_opmix=1; shift ;;
-	-h | --help) sed -n '4,30p' "$0"; exit 0 ;;
+	-h | --help) sed -n '4,36p' "$0"; exit 0 ;;
 	*) echo "breakdown.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
