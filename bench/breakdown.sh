@@ -48,7 +48,7 @@ while [ $# -gt 0 ]; do
 	--out) out=$2; shift 2 ;;
 	--cache) cache=$2; shift 2 ;;
 	--opmix) do_opmix=1; shift ;;
-	-h | --help) sed -n '4,36p' "$0"; exit 0 ;;
+	-h | --help) sed -n '4,/^set -uo/p' "$0" | sed '$d'; exit 0 ;;
 	*) echo "breakdown.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
