@@ -36,7 +36,7 @@ set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 configs='ours-sync ours-async intree'
 ops='stat unlink create readdirect readcache'
-n=2000 flavor=debug period=50000 out= cache=${VFS_CACHE:-$HOME/.cache/virtio-fs-sync}
+n=2000 flavor=debug period=50000 out='' cache=${VFS_CACHE:-$HOME/.cache/virtio-fs-sync}
 pin_device=0 pin_guest=1 do_opmix=0
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -87,12 +87,13 @@ fi
 desc() {
 	local c
 	echo "$1"
+	# shellcheck disable=SC2013 # pids, one word each
 	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do desc "$c"; done
 }
 
 wait_file() {	# FILE VM_PID
 	local i
-	for i in $(seq 6000); do
+	for ((i = 0; i < 6000; i++)); do
 		[ -f "$1" ] && return 0
 		kill -0 "$2" 2>/dev/null || { [ -f "$1" ] && return 0; return 1; }
 		sleep 0.1
@@ -165,7 +166,10 @@ run_case() {
 			esac
 		done
 		dev_pids=${dev_pids#,} guest_pids=${guest_pids#,}
-		[ -n "$uml_pid" ] && [ -n "$dev_pids" ] || { log "$cfg $op: processes not found"; return 1; }
+		if [ -z "$uml_pid" ] || [ -z "$dev_pids" ]; then
+			log "$cfg $op: processes not found"
+			return 1
+		fi
 		[ $w = 1 ] && echo "uml_pid=$uml_pid guest_pids=$guest_pids dev_pids=$dev_pids" >>"$dir/meta"
 		role=$(tr ' ' '\n' <"$dir/meta" | sed -n "s/^w$w=//p")
 		tools=()
