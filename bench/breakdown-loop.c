@@ -110,8 +110,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: breakdown-loop OP DIR N WINDOWS CTL\n");
 		return 2;
 	}
-	op = argv[1], dir = argv[2], ctl = argv[5];
-	n = atol(argv[3]), windows = atol(argv[4]);
+	op = argv[1];
+	dir = argv[2];
+	ctl = argv[5];
+	n = atol(argv[3]);
+	windows = atol(argv[4]);
 	if (n <= 0 || windows <= 0)
 		return 2;
 	if (posix_memalign((void **)&buf, BLK, BLK))
