@@ -11,7 +11,9 @@
 # counters must show that the faults happened.
 #
 # STRESS_RUNNER_ARGS adds tests/vm/run options (default: UML, our driver
-# with sync queues), e.g. "--substrate qemu --kernel 6.1 --cpus 2".
+# with sync queues), e.g. "--substrate qemu --kernel 6.1 --cpus 2";
+# STRESS_OPTS options of the guest's stress, e.g. "--pin" (a writer bound
+# to each CPU).
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${STRESS_TIME:-600}
@@ -19,6 +21,8 @@ writers=${STRESS_WRITERS:-4}
 results=${STRESS_RESULTS:-$repo/build/stress}
 # shellcheck disable=SC2206 # a word list on purpose
 runner_args=(${STRESS_RUNNER_ARGS:-})
+# shellcheck disable=SC2206
+stress_opts=(${STRESS_OPTS:-})
 
 make -s -C "$repo/vhost-user-fs" || exit 1
 make -s -C "$repo/tests/suite" || exit 1
@@ -30,7 +34,7 @@ echo "# stress: $seconds s, $writers writers, faults injected; results in ${resu
 rc=0
 "$repo/tests/vm/run" --share "$share" --results "$results" \
 	--timeout $((seconds * 3 + 300)) --dev-opts "--faults --sync-late=7 --workers=2" \
-	"${runner_args[@]}" -- "$repo/tests/vm/scenarios/stress-faults" "$seconds" "$writers" || rc=1
+	"${runner_args[@]}" -- "$repo/tests/vm/scenarios/stress-faults" "$seconds" "$writers" "${stress_opts[@]}" || rc=1
 
 echo "# host-side verify-manifest"
 if [ -f "$share/stress/MANIFEST" ]; then

@@ -4,9 +4,11 @@
  * host to verify.
  *
  *   stress DIR [--writers N] [--files F] [--size BYTES] [--seconds S]
- *              [--ops N] [--seed N]
+ *              [--ops N] [--seed N] [--pin]
  *
- * N writer processes (default: one per online CPU) each own F files in
+ * N writer processes (default: one per online CPU; --pin: writer W bound
+ * to the W-th CPU the process may run on, modulo their number, so that
+ * every CPU gets one) each own F files in
  * DIR, at most BYTES long, and apply random operations until S seconds or
  * N ops have passed: rewrite (O_TRUNC), pwrite, append (O_APPEND),
  * rename, replace (write a temp file, rename it over), truncate, unlink
@@ -27,6 +29,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -72,6 +75,7 @@ struct result {
 	unsigned long ops[NOPS];
 	unsigned long long bytes;
 	int mmap_unsupported;
+	int cpu;		/* --pin: the writer's CPU, else -1 */
 	int nentries;
 	struct entry entries[MAX_FILES];
 };
@@ -91,6 +95,7 @@ static struct {
 	double seconds;
 	unsigned long max_ops;
 	uint64_t seed;
+	int pin;
 } opt = { .files = 8, .size = 65536, .seconds = 10, .max_ops = 20000,
 	  .seed = 1 };
 
@@ -446,6 +451,26 @@ static enum op pick_op(void)
 	return i;
 }
 
+/* --pin: bind this writer to the wid-th allowed CPU (modulo their number). */
+static int pin_writer(void)
+{
+	cpu_set_t all, one;
+	int cpu, k;
+
+	if (sched_getaffinity(0, sizeof(all), &all))
+		return sysfail("sched_getaffinity", "");
+	k = wid % CPU_COUNT(&all);
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &all) && !k--)
+			break;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one))
+		return sysfail("sched_setaffinity", "");
+	me->cpu = cpu;
+	return 0;
+}
+
 static int writer(void)
 {
 	struct wfile *files = calloc(opt.files, sizeof(*files));
@@ -454,6 +479,9 @@ static int writer(void)
 
 	if (!files)
 		return fail("out of memory");
+	me->cpu = -1;
+	if (opt.pin && pin_writer())
+		return -1;
 	rng = opt.seed * 0x9e3779b97f4a7c15ULL + wid + 1;
 	for (i = 0; i < opt.files; i++) {
 		files[i].data = malloc(opt.size + 1);
@@ -570,13 +598,14 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: stress DIR [--writers N] [--files F] [--size BYTES]\n"
-		"              [--seconds S] [--ops N] [--seed N]\n"
+		"              [--seconds S] [--ops N] [--seed N] [--pin]\n"
 		"  DIR must be empty or absent; it gets the files and MANIFEST.\n"
 		"  --writers  writer processes (default: online CPUs)\n"
 		"  --files    files per writer (default 8, max %d)\n"
 		"  --size     maximum file size and shared region (default 65536)\n"
 		"  --seconds  time bound (default 10)\n"
-		"  --ops      operation bound per writer (default 20000)\n",
+		"  --ops      operation bound per writer (default 20000)\n"
+		"  --pin      writer W on the W-th allowed CPU (modulo their number)\n",
 		MAX_FILES);
 	exit(2);
 }
@@ -590,6 +619,7 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 't' },
 		{ "ops", required_argument, NULL, 'o' },
 		{ "seed", required_argument, NULL, 'S' },
+		{ "pin", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -619,6 +649,9 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			opt.seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'p':
+			opt.pin = 1;
 			break;
 		default:
 			usage();
@@ -737,10 +770,13 @@ int main(int argc, char **argv)
 			nfail++;
 			continue;
 		}
-		printf("ok stress-writer-%d: %lu ops (%s), %.1f MiB written%s\n",
+		printf("ok stress-writer-%d: %lu ops (%s), %.1f MiB written%s",
 		       w, total, detail, r->bytes / 1048576.0,
 		       r->mmap_unsupported ?
 		       ", mmap ops done as pwrite (MAP_SHARED: ENODEV)" : "");
+		if (r->cpu >= 0)
+			printf(", on CPU %d", r->cpu);
+		printf("\n");
 		pass++;
 	}
 
