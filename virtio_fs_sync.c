@@ -26,8 +26,10 @@
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/scatterlist.h>
+#include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
 #include <linux/virtio.h>
@@ -1123,6 +1125,172 @@ static int vfsync_setup_dax(struct virtio_device *vdev, struct vfsync_dev *fs)
 					fs->dax_dev);
 }
 
+/*
+ * The kick floor, a test-only measurement (debugfs <tag>/floor): kicks of
+ * the current CPU's sync queue with no buffer added, made exactly as the
+ * sync path makes its kick, timed with ktime. The device finds nothing on
+ * the ring and acknowledges; the round trip is the transport's floor, which
+ * a sync request's own time can be compared with.
+ */
+
+static int vfsync_floor_cmp(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts @ns; min, median (the lower middle one), mean and max of @n */
+void vfsync_floor_summary(u64 *ns, unsigned int n, unsigned int busy,
+			  struct vfsync_floor *out)
+{
+	u64 sum = 0;
+	unsigned int i;
+
+	memset(out, 0, sizeof(*out));
+	out->busy = busy;
+	if (!n)
+		return;
+	sort(ns, n, sizeof(*ns), vfsync_floor_cmp, NULL);
+	for (i = 0; i < n; i++)
+		sum += ns[i];
+	out->kicks = n;
+	out->min_ns = ns[0];
+	out->median_ns = ns[(n - 1) / 2];
+	out->mean_ns = div_u64(sum, n);
+	out->max_ns = ns[n - 1];
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_floor_summary);
+
+/*
+ * One empty kick, as vfsync_submit_sync() kicks: CPU pinned, the queue
+ * lock tried (never waited for), callback off, then the reap of whatever
+ * the device finished meanwhile. Returns the round trip in ns, -EBUSY if
+ * the lock was taken, -ENODEV if the queue is broken or the device failed.
+ */
+static s64 vfsync_floor_kick(struct vfsync_dev *fs)
+{
+	struct vfsync_vq *fsvq;
+	LIST_HEAD(done);
+	ktime_t t0;
+	s64 ret;
+
+	compat_sync_pin_cpu();
+	fsvq = &fs->vqs[fs->sync_map[smp_processor_id()]];
+	if (!vfsync_sync_trylock(fsvq)) {
+		compat_sync_unpin_cpu();
+		return -EBUSY;
+	}
+	/* Under the lock: fail_work sets ->failed before it stops the queue */
+	if (READ_ONCE(fs->failed) || virtqueue_is_broken(fsvq->vq)) {
+		ret = -ENODEV;
+		goto out_unlock;
+	}
+	virtqueue_disable_cb(fsvq->vq);
+	t0 = ktime_get();
+	vfsync_notify(fsvq);
+	ret = ktime_to_ns(ktime_sub(ktime_get(), t0));
+	vfsync_sync_reap_locked(fsvq, &done, NULL);
+	if (virtqueue_is_broken(fsvq->vq))
+		ret = -ENODEV;
+out_unlock:
+	vfsync_unlock(fsvq);
+	compat_sync_unpin_cpu();
+	vfsync_end_bufs(&done);
+	return ret;
+}
+
+/*
+ * @n empty kicks, one at a time with a reschedule point between them; the
+ * figures go to fs->floor. A busy queue (another CPU in its kick) skips
+ * that kick and counts it. -EOPNOTSUPP without sync queues, -ENODEV once a
+ * queue is broken, -EINTR on a fatal signal; the kicks made until then are
+ * in fs->floor all the same.
+ */
+int vfsync_floor_run(struct vfsync_dev *fs, unsigned int n)
+{
+	unsigned int i, done = 0, busy = 0;
+	int ret = 0;
+	u64 *ns;
+	s64 t;
+
+	if (!fs->num_sync_queues)
+		return -EOPNOTSUPP;
+	if (!n || n > VFSYNC_FLOOR_MAX)
+		return -EINVAL;
+	ns = kvmalloc_array(n, sizeof(*ns), GFP_KERNEL);
+	if (!ns)
+		return -ENOMEM;
+
+	mutex_lock(&fs->floor_lock);
+	for (i = 0; i < n; i++) {
+		cond_resched();
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		t = vfsync_floor_kick(fs);
+		if (t == -EBUSY) {
+			busy++;
+			continue;
+		}
+		if (t < 0) {
+			ret = t;
+			break;
+		}
+		ns[done++] = t;
+	}
+	vfsync_floor_summary(ns, done, busy, &fs->floor);
+	mutex_unlock(&fs->floor_lock);
+	kvfree(ns);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_floor_run);
+
+static int vfsync_floor_show(struct seq_file *m, void *v)
+{
+	struct vfsync_dev *fs = m->private;
+	struct vfsync_floor f;
+
+	mutex_lock(&fs->floor_lock);
+	f = fs->floor;
+	mutex_unlock(&fs->floor_lock);
+	seq_printf(m, "kicks=%llu busy=%llu min_ns=%llu median_ns=%llu mean_ns=%llu max_ns=%llu\n",
+		   f.kicks, f.busy, f.min_ns, f.median_ns, f.mean_ns, f.max_ns);
+	return 0;
+}
+
+static int vfsync_floor_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, vfsync_floor_show, inode->i_private);
+}
+
+/* Root only: the file is 0600, and the writer must hold CAP_SYS_ADMIN */
+static ssize_t vfsync_floor_write(struct file *file, const char __user *ubuf,
+				  size_t len, loff_t *ppos)
+{
+	struct vfsync_dev *fs = ((struct seq_file *)file->private_data)->private;
+	unsigned int n;
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	ret = kstrtouint_from_user(ubuf, len, 0, &n);
+	if (ret)
+		return ret;
+	ret = vfsync_floor_run(fs, n);
+	return ret ? ret : len;
+}
+
+static const struct file_operations vfsync_floor_fops = {
+	.owner		= THIS_MODULE,
+	.open		= vfsync_floor_open,
+	.read		= seq_read,
+	.write		= vfsync_floor_write,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
 /* Probe and remove */
 
 static int vfsync_read_tag(struct virtio_device *vdev, struct vfsync_dev *fs)
@@ -1181,6 +1349,7 @@ void vfsync_init_dev(struct vfsync_dev *fs)
 {
 	INIT_LIST_HEAD(&fs->list);
 	INIT_WORK(&fs->fail_work, vfsync_fail_work);
+	mutex_init(&fs->floor_lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(vfsync_init_dev);
 
@@ -1453,6 +1622,8 @@ static int vfsync_add_instance(struct virtio_device *vdev,
 	fs->debugfs = debugfs_create_dir(fs->tag, vfsync_debugfs_root);
 	debugfs_create_file("stats", 0444, fs->debugfs, fs,
 			    &vfsync_stats_seq_fops);
+	/* Test-only; a device without sync queues refuses the write */
+	debugfs_create_file("floor", 0600, fs->debugfs, fs, &vfsync_floor_fops);
 
 	list_add_tail(&fs->list, &vfsync_instances);
 	mutex_unlock(&vfsync_mutex);

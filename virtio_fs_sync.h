@@ -54,6 +54,19 @@ struct vfsync_stats {
 	atomic64_t busy;	/* sync: queue locked by another CPU, fell back */
 };
 
+/*
+ * The last run of the kick floor (debugfs <tag>/floor): kicks of this
+ * CPU's sync queue with nothing on it, and their round trips.
+ */
+struct vfsync_floor {
+	u64 kicks;		/* kicks made and timed */
+	u64 busy;		/* skipped: the queue lock was taken */
+	u64 min_ns, median_ns, mean_ns, max_ns;
+};
+
+/* Most kicks one write of the floor file may ask for */
+#define VFSYNC_FLOOR_MAX	100000
+
 struct vfsync_dev;
 struct vfsync_buf;
 
@@ -150,6 +163,8 @@ struct vfsync_dev {
 	 */
 	bool failed;
 	struct work_struct fail_work;
+	struct mutex floor_lock;	/* one floor run at a time, and ->floor */
+	struct vfsync_floor floor;	/* under ->floor_lock */
 	struct dentry *debugfs;		/* debugfs directory, or an error */
 	struct dax_device *dax_dev;	/* NULL: no DAX window */
 	void *window_kaddr;
@@ -244,5 +259,8 @@ void vfsync_init_vq(struct vfsync_dev *fs, struct vfsync_vq *fsvq,
 		    enum vfsync_vq_kind kind, const char *name);
 void vfsync_init_dev(struct vfsync_dev *fs);
 void vfsync_start_all_queues(struct vfsync_dev *fs);
+void vfsync_floor_summary(u64 *ns, unsigned int n, unsigned int busy,
+			  struct vfsync_floor *out);
+int vfsync_floor_run(struct vfsync_dev *fs, unsigned int n);
 
 #endif /* _VIRTIO_FS_SYNC_H */

@@ -957,6 +957,50 @@ static void vfsync_test_engine_broken(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c->sent, 0U);
 }
 
+/*
+ * Issue 17, item 2: the kick floor kicks the sync queue with nothing on
+ * it, one timed kick at a time, and refuses what it cannot measure.
+ */
+static void vfsync_test_engine_floor(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct test_ring *r = &td->rings[TEST_SYNC];
+	struct vfsync_floor *f = &td->fs.floor;
+
+	KUNIT_EXPECT_EQ(test, vfsync_floor_run(&td->fs, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, vfsync_floor_run(&td->fs, VFSYNC_FLOOR_MAX + 1),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, r->kicks, 0U);
+
+	KUNIT_ASSERT_EQ(test, vfsync_floor_run(&td->fs, 5), 0);
+	KUNIT_EXPECT_EQ(test, r->kicks, 5U);
+	KUNIT_EXPECT_EQ(test, f->kicks, 5ULL);
+	KUNIT_EXPECT_EQ(test, f->busy, 0ULL);
+	KUNIT_EXPECT_LE(test, f->min_ns, f->median_ns);
+	KUNIT_EXPECT_LE(test, f->median_ns, f->max_ns);
+	KUNIT_EXPECT_LE(test, f->mean_ns, f->max_ns);
+	KUNIT_EXPECT_GE(test, f->mean_ns, f->min_ns);
+	/* Nothing added, nothing reaped, no interrupt */
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, submitted), 0);
+	KUNIT_EXPECT_EQ(test, (unsigned int)r->last_avail, 0U);
+	KUNIT_EXPECT_EQ(test, r->irqs, 0U);
+
+	/* Another CPU in its kick: skipped and counted, never waited for */
+	td->vqs[TEST_SYNC].test_busy = true;
+	KUNIT_EXPECT_EQ(test, vfsync_floor_run(&td->fs, 3), 0);
+	td->vqs[TEST_SYNC].test_busy = false;
+	KUNIT_EXPECT_EQ(test, f->kicks, 0ULL);
+	KUNIT_EXPECT_EQ(test, f->busy, 3ULL);
+	KUNIT_EXPECT_EQ(test, r->kicks, 5U);
+
+	td->fs.num_sync_queues = 0;
+	KUNIT_EXPECT_EQ(test, vfsync_floor_run(&td->fs, 1), -EOPNOTSUPP);
+	td->fs.num_sync_queues = 1;
+	WRITE_ONCE(td->fs.failed, true);
+	KUNIT_EXPECT_EQ(test, vfsync_floor_run(&td->fs, 1), -ENODEV);
+	KUNIT_EXPECT_EQ(test, r->kicks, 5U);
+}
+
 static struct kunit_case vfsync_engine_cases[] = {
 	KUNIT_CASE(vfsync_test_engine_inline),
 	KUNIT_CASE(vfsync_test_engine_deferred_by_kicker),
@@ -966,6 +1010,7 @@ static struct kunit_case vfsync_engine_cases[] = {
 	KUNIT_CASE(vfsync_test_engine_park),
 	KUNIT_CASE(vfsync_test_engine_repark_race),
 	KUNIT_CASE(vfsync_test_engine_broken),
+	KUNIT_CASE(vfsync_test_engine_floor),
 	{}
 };
 
@@ -975,6 +1020,24 @@ static struct kunit_suite vfsync_engine_suite = {
 	.exit = vfsync_engine_exit,
 	.test_cases = vfsync_engine_cases,
 };
+
+static void vfsync_test_floor_summary(struct kunit *test)
+{
+	u64 ns[] = { 5, 1, 3, 2 };
+	struct vfsync_floor f;
+
+	vfsync_floor_summary(ns, ARRAY_SIZE(ns), 7, &f);
+	KUNIT_EXPECT_EQ(test, f.kicks, 4ULL);
+	KUNIT_EXPECT_EQ(test, f.busy, 7ULL);
+	KUNIT_EXPECT_EQ(test, f.min_ns, 1ULL);
+	KUNIT_EXPECT_EQ(test, f.median_ns, 2ULL);	/* the lower middle */
+	KUNIT_EXPECT_EQ(test, f.mean_ns, 2ULL);		/* 11 / 4 */
+	KUNIT_EXPECT_EQ(test, f.max_ns, 5ULL);
+
+	vfsync_floor_summary(ns, 0, 0, &f);
+	KUNIT_EXPECT_EQ(test, f.kicks, 0ULL);
+	KUNIT_EXPECT_EQ(test, f.max_ns, 0ULL);
+}
 
 static struct kunit_case vfsync_map_cases[] = {
 	KUNIT_CASE(vfsync_test_map_sync),
@@ -989,6 +1052,7 @@ static struct kunit_case vfsync_policy_cases[] = {
 	KUNIT_CASE(vfsync_test_config),
 	KUNIT_CASE(vfsync_test_queue_size),
 	KUNIT_CASE(vfsync_test_stats_line),
+	KUNIT_CASE(vfsync_test_floor_summary),
 	{}
 };
 
