@@ -930,6 +930,7 @@ static int vfsync_fuse_register(void)
 static int __init virtio_fs_sync_init(void)
 {
 	unsigned int bit;
+	bool sync;
 	int ret;
 
 	ret = vfsync_virtio_init();
@@ -942,10 +943,10 @@ static int __init virtio_fs_sync_init(void)
 		return ret;
 	}
 
-	bit = vfsync_sync_feature_bit();
+	bit = vfsync_sync_feature_bit(&sync);
 	pr_info("version %s, file system type \"%s\", sync queues %s (feature bit %u, max %u bytes)\n",
 		VFSYNC_VERSION, vfsync_fuse_fs_type.name,
-		bit ? "enabled" : "disabled", bit, vfsync_max_bytes);
+		sync ? "enabled" : "disabled", bit, vfsync_max_bytes);
 	return 0;
 }
 module_init(virtio_fs_sync_init);

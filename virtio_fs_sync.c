@@ -1772,9 +1772,10 @@ static struct virtio_driver vfsync_driver = {
 #endif
 };
 
-unsigned int vfsync_sync_feature_bit(void)
+unsigned int vfsync_sync_feature_bit(bool *enabled)
 {
-	return vfsync_param_sync ? vfsync_feature_bit : 0;
+	*enabled = vfsync_param_sync;
+	return vfsync_feature_bit;
 }
 
 /* Called by the module's init, before the file system type is registered */

@@ -214,8 +214,8 @@ struct vfsync_qconf {
 /* Module init and exit: the virtio driver, /sys/fs/virtio_fs_sync, debugfs */
 int vfsync_virtio_init(void);
 void vfsync_virtio_exit(void);
-/* The VIRTIO_FS_F_SYNC bit the driver offers, 0 if sync=0 */
-unsigned int vfsync_sync_feature_bit(void);
+/* The VIRTIO_FS_F_SYNC bit number; *@enabled: offered (sync=1) */
+unsigned int vfsync_sync_feature_bit(bool *enabled);
 
 /* The listed instance of @tag with a reference held, or NULL */
 struct vfsync_dev *vfsync_get(const char *tag);
