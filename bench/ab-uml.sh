@@ -84,9 +84,9 @@ ccflags-y += -include $(src)/no-kunit-exports.h
 EOF
 # The boot blacklists virtio_fs_sync_init, which would refuse this module
 # too (-EPERM): in the copy, the init function takes another name.
-grep -q '^module_init(virtio_fs_sync_init);' "$mdir/virtio_fs_sync.c" ||
-	{ log "virtio_fs_sync.c: no module_init(virtio_fs_sync_init) to rename"; exit 1; }
-sed -i 's/\bvirtio_fs_sync_init\b/virtio_fs_sync_ab_init/g' "$mdir/virtio_fs_sync.c"
+init_c=$(grep -l '^module_init(virtio_fs_sync_init);' "$mdir"/*.c | head -n 1)
+[ -n "$init_c" ] || { log "no module_init(virtio_fs_sync_init) to rename"; exit 1; }
+sed -i 's/\bvirtio_fs_sync_init\b/virtio_fs_sync_ab_init/g' "$init_c"
 cat >"$mdir/no-kunit-exports.h" <<'EOF'
 /* The built-in driver exports these already (CONFIG_KUNIT=y). */
 #include <kunit/visibility.h>
