@@ -27,9 +27,9 @@ DEPMOD ?= depmod
 
 # The sources the module is built from; dkms-install copies exactly these.
 SOURCES := Kbuild Kconfig Makefile compat.h dkms.conf virtio_fs_sync.h \
-	virtio_fs_sync.c fuse_glue.c tests/kunit/virtio_fs_sync_test.c \
+	virtio_fs_sync.c fuse_glue.h fuse_glue.c tests/kunit/virtio_fs_sync_test.c \
 	scripts/fuse-header.sh scripts/build-root.sh scripts/apt-private.sh
-DRIVER_FILES := compat.h virtio_fs_sync.h virtio_fs_sync.c fuse_glue.c \
+DRIVER_FILES := compat.h virtio_fs_sync.h virtio_fs_sync.c fuse_glue.h fuse_glue.c \
 	tests/kunit/virtio_fs_sync_test.c
 
 VERSION := $(shell git -C $(REPO) describe --always --dirty 2>/dev/null || \

@@ -4,7 +4,8 @@
  * decided here, as a named macro or helper; the logic files never look at
  * version numbers. Kbuild probes the headers of the tree it builds against
  * and passes the results as COMPAT_* defines; this file is force-included
- * into every object.
+ * into every object. The FUSE probes below, like fuse_i.h's include path,
+ * are given to fuse_glue.o alone.
  *
  * COMPAT_FUSE_IQUEUE_SEND_REQ    fuse_iqueue_ops has send_req/send_forget
  *                                (6.12); without it the FUSE core calls
@@ -69,47 +70,28 @@
  */
 #if defined(__CHECKER__) && defined(CONFIG_PREEMPT_RT) && \
 	!defined(COMPAT_RT_SPIN_LOCK_ANNOTATED)
-static __always_inline void compat_rt_spin_lock(spinlock_t *lock)
-	__acquires(lock)
-{
-	spin_lock(lock);
-	__acquire(lock);
+#define COMPAT_RT_ACQUIRE(op)						\
+static __always_inline void compat_rt_##op(spinlock_t *lock)		\
+	__acquires(lock)						\
+{									\
+	op(lock);							\
+	__acquire(lock);						\
 }
 
-static __always_inline void compat_rt_spin_lock_bh(spinlock_t *lock)
-	__acquires(lock)
-{
-	spin_lock_bh(lock);
-	__acquire(lock);
+#define COMPAT_RT_RELEASE(op)						\
+static __always_inline void compat_rt_##op(spinlock_t *lock)		\
+	__releases(lock)						\
+{									\
+	op(lock);							\
+	__release(lock);						\
 }
 
-static __always_inline void compat_rt_spin_lock_irq(spinlock_t *lock)
-	__acquires(lock)
-{
-	spin_lock_irq(lock);
-	__acquire(lock);
-}
-
-static __always_inline void compat_rt_spin_unlock(spinlock_t *lock)
-	__releases(lock)
-{
-	spin_unlock(lock);
-	__release(lock);
-}
-
-static __always_inline void compat_rt_spin_unlock_bh(spinlock_t *lock)
-	__releases(lock)
-{
-	spin_unlock_bh(lock);
-	__release(lock);
-}
-
-static __always_inline void compat_rt_spin_unlock_irq(spinlock_t *lock)
-	__releases(lock)
-{
-	spin_unlock_irq(lock);
-	__release(lock);
-}
+COMPAT_RT_ACQUIRE(spin_lock)
+COMPAT_RT_ACQUIRE(spin_lock_bh)
+COMPAT_RT_ACQUIRE(spin_lock_irq)
+COMPAT_RT_RELEASE(spin_unlock)
+COMPAT_RT_RELEASE(spin_unlock_bh)
+COMPAT_RT_RELEASE(spin_unlock_irq)
 
 static __always_inline void
 compat_rt_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * virtio_fs_sync: the FUSE side. The only file that includes the kernel's
- * internal fuse_i.h: the file system type and mount by tag, the
- * fuse_iqueue_ops the FUSE core submits through, and the translation of a
- * fuse_req to scatterlists and of the reply back.
+ * virtio_fs_sync: the FUSE side, the upper layer. The only file that
+ * includes the kernel's internal fuse_i.h: the module's init and exit, the
+ * file system type and mount by tag, the fuse_iqueue_ops the FUSE core
+ * submits through, which requests may take a sync queue, and the
+ * translation of a fuse_req to a struct vfsync_buf and of the reply back.
+ * It calls down into the virtio side's API (virtio_fs_sync.h), which calls
+ * back only through vfsync_fuse_buf_ops.
  */
 
 #include <linux/fs.h>
@@ -13,13 +16,26 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/scatterlist.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
-#include <linux/virtio.h>
+#include <linux/workqueue.h>
 
 #include "fuse_i.h"
 /* compat.h again: its part for the FUSE internals */
 #include "compat.h"
+#include "fuse_glue.h"
 #include "virtio_fs_sync.h"
+
+/*
+ * A sync request keeps its vCPU in the VM exit until the host is done. The
+ * default admits the largest request FUSE builds with its default
+ * max_pages (256 pages: 1 MiB of data) plus headers; lower it to bound how
+ * long a vCPU can be held.
+ */
+static unsigned int vfsync_max_bytes = SZ_1M + SZ_4K;
+module_param_named(sync_max_bytes, vfsync_max_bytes, uint, 0644);
+MODULE_PARM_DESC(sync_max_bytes,
+		 "Largest request, in + out bytes including FUSE headers, sent on a sync queue (default: 1052672)");
 
 /*
  * Room for the scatterlist entries of the FUSE headers and argument
@@ -38,7 +54,7 @@
  * page-allocator memory, SWIOTLB needs mappable addresses).
  */
 struct vfsync_fuse_ctx {
-	struct vfsync_buf buf;
+	struct vfsync_buf buf;		/* first: the virtqueue token */
 	struct fuse_req *req;
 	unsigned int in_len;		/* non-page in args, at data[0] */
 	u8 *args;
@@ -52,6 +68,102 @@ static struct vfsync_fuse_ctx *to_ctx(struct vfsync_buf *buf)
 }
 
 static const struct vfsync_buf_ops vfsync_fuse_buf_ops;
+
+/*
+ * One connection's FUSE-side state, the input queue's ->priv: the device
+ * (a reference, dropped when the connection is released) and a fuse_dev
+ * per virtqueue, each the ->upper of its queue while mounted. The fuse
+ * devices are allocated at mount and freed at unmount, by the mount's
+ * single fill_super and kill_sb.
+ */
+struct vfsync_fuse {
+	struct vfsync_dev *fs;
+	unsigned int nfud;
+	struct fuse_dev *fud[];
+};
+
+/*
+ * Requests that could not be queued, ended by vfsync_fuse_end_work: the
+ * submitter may hold fc->bg_lock, fuse_request_end() takes it.
+ */
+static LIST_HEAD(vfsync_fuse_end_list);	/* protected by vfsync_fuse_end_lock */
+static DEFINE_SPINLOCK(vfsync_fuse_end_lock);
+
+/*
+ * Only a request some task is blocked on goes to a sync queue, only an
+ * operation that the host finishes without waiting on something else, and
+ * only one whose host time is bounded by its size: the vCPU is held in the
+ * VM exit for all of it.
+ */
+bool vfsync_sync_eligible(u32 opcode, bool background, bool hiprio,
+			  size_t bytes, size_t max_bytes)
+{
+	if (background || hiprio)
+		return false;
+
+	switch (opcode) {
+	/* may block on the host without bound */
+	case FUSE_SETLKW:
+	case FUSE_IOCTL:
+	case FUSE_POLL:
+	case FUSE_INTERRUPT:
+	case FUSE_NOTIFY_REPLY:
+	case FUSE_FORGET:
+	case FUSE_BATCH_FORGET:
+	/* host time not bounded by the request's size */
+	case FUSE_COPY_FILE_RANGE:	/* up to GiBs per request */
+	case FUSE_FALLOCATE:		/* allocates or zeroes any range */
+	case FUSE_FSYNC:		/* writes back the whole file */
+	case FUSE_FSYNCDIR:
+	case FUSE_SYNCFS:		/* the whole host file system */
+	case FUSE_FLUSH:		/* close(dup(fd)): NFS writes back the file */
+		return false;
+	}
+
+	return bytes <= max_bytes;
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_sync_eligible);
+
+/*
+ * A reply is used only if its lengths agree with each other and with what
+ * was offered, it answers this request, and it carries an error the FUSE
+ * core accepts from a server (-511..0, as fuse_dev_do_write(); lower codes
+ * are kernel-internal, -EIOCBQUEUED would reach a BUG_ON). The payload
+ * must fill the out args exactly, except that a variable-length last arg
+ * may come short.
+ *
+ * The used length is not always reported: libkrun's worker puts every
+ * buffer on the used ring with length 0. 0 therefore means "see the
+ * header"; any other used length must be the header's (what QEMU's C
+ * virtiofsd and the reference device report). The header's length is
+ * bounded by what was offered either way.
+ */
+int vfsync_check_reply(const struct fuse_out_header *oh, u64 unique,
+		       unsigned int used_len, unsigned int offered_len,
+		       unsigned int out_args_len, unsigned int last_arg_len,
+		       bool argvar)
+{
+	unsigned int payload;
+
+	if (used_len > offered_len || (used_len && used_len != oh->len))
+		return -EIO;
+	if (oh->len < sizeof(*oh) || oh->len > offered_len ||
+	    oh->unique != unique)
+		return -EIO;
+	if (oh->error > 0 || oh->error <= -512)
+		return -EIO;
+
+	payload = oh->len - sizeof(*oh);
+	if (oh->error)
+		return payload ? -EIO : 0;
+	if (payload > out_args_len)
+		return -EIO;
+	if (payload < out_args_len &&
+	    (!argvar || out_args_len - payload > last_arg_len))
+		return -EIO;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_check_reply);
 
 /*
  * Scatterlist entries for @total bytes of pages; @bytes gets what fits.
@@ -101,8 +213,9 @@ static unsigned int vfsync_fuse_add_pages(struct scatterlist *sg,
  * sent to the device changes; a device that grants the flag anyway is
  * believed, as the FUSE core believes it.
  */
-static void vfsync_fuse_init_flags(struct vfsync_dev *fs, u8 *in, size_t len)
+static void vfsync_fuse_init_flags(struct vfsync_fuse *vf, u8 *in, size_t len)
 {
+	struct vfsync_dev *fs = vf->fs;
 	struct fuse_init_in *init = (struct fuse_init_in *)in;
 
 	if (fs->num_sync_queues &&
@@ -196,8 +309,11 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
 	ctx->buf.in_sgs = in_sgs;
 	ctx->buf.out_bytes = sizeof(req->in.h) + in_len + in_pg_bytes;
 	ctx->buf.in_bytes = reply ? sizeof(req->out.h) + out_len + out_pg_bytes : 0;
-	ctx->buf.opcode = req->in.h.opcode;
-	ctx->buf.background = test_bit(FR_BACKGROUND, &req->flags);
+	ctx->buf.sync = vfsync_sync_eligible(req->in.h.opcode,
+					     test_bit(FR_BACKGROUND, &req->flags),
+					     false,
+					     (size_t)ctx->buf.out_bytes + ctx->buf.in_bytes,
+					     READ_ONCE(vfsync_max_bytes));
 	ctx->buf.may_block = args->may_block;
 	INIT_LIST_HEAD(&ctx->buf.list);
 	return ctx;
@@ -208,13 +324,14 @@ static void vfsync_fuse_free_ctx(struct vfsync_fuse_ctx *ctx)
 	kfree(ctx);
 }
 
-/* Called with the queue lock held, right after the add succeeded. */
-static void vfsync_fuse_sent_locked(struct vfsync_buf *buf)
+/*
+ * Called with the queue lock held, right after the add succeeded; @upper
+ * is the queue's fuse_dev.
+ */
+static void vfsync_fuse_sent_locked(struct vfsync_buf *buf, void *upper)
 {
 	struct fuse_req *req = to_ctx(buf)->req;
-	struct fuse_pqueue *fpq = &buf->fsvq->fud->pq;
-
-	lockdep_assert_held(&buf->fsvq->lock);
+	struct fuse_pqueue *fpq = &((struct fuse_dev *)upper)->pq;
 
 	spin_lock(&fpq->lock);
 	list_add_tail(&req->list, fpq->processing);
@@ -225,12 +342,10 @@ static void vfsync_fuse_sent_locked(struct vfsync_buf *buf)
 }
 
 /* Called with the queue lock held when the buffer leaves the used ring. */
-static void vfsync_fuse_reaped_locked(struct vfsync_buf *buf)
+static void vfsync_fuse_reaped_locked(struct vfsync_buf *buf, void *upper)
 {
 	struct fuse_req *req = to_ctx(buf)->req;
-	struct fuse_pqueue *fpq = &buf->fsvq->fud->pq;
-
-	lockdep_assert_held(&buf->fsvq->lock);
+	struct fuse_pqueue *fpq = &((struct fuse_dev *)upper)->pq;
 
 	spin_lock(&fpq->lock);
 	list_del_init(&req->list);
@@ -282,12 +397,13 @@ static void vfsync_fuse_copy_out(struct vfsync_fuse_ctx *ctx)
  * End a request whose buffer came back from the device. Runs without
  * queue locks and with preemption enabled; frees @buf.
  */
-static void vfsync_fuse_complete(struct vfsync_buf *buf)
+static int vfsync_fuse_complete(struct vfsync_buf *buf, void *upper)
 {
 	struct vfsync_fuse_ctx *ctx = to_ctx(buf);
 	struct fuse_req *req = ctx->req;
 	struct fuse_args *args = req->args;
-	struct fuse_pqueue *fpq = &buf->fsvq->fud->pq;
+	struct fuse_pqueue *fpq = &((struct fuse_dev *)upper)->pq;
+	int bad = 0;
 
 	if (buf->error) {
 		req->out.h.error = buf->error;
@@ -302,12 +418,12 @@ static void vfsync_fuse_complete(struct vfsync_buf *buf)
 						       args->out_args),
 					 last, args->out_argvar);
 		if (err) {
-			pr_err_ratelimited("%s: bad reply to opcode %u unique %llu: used %u of %u, len %u unique %llu error %d\n",
-					   buf->fsvq->name, req->in.h.opcode,
+			pr_err_ratelimited("bad reply to opcode %u unique %llu: used %u of %u, len %u unique %llu error %d\n",
+					   req->in.h.opcode,
 					   req->in.h.unique, buf->used_len,
 					   buf->in_bytes, req->out.h.len,
 					   req->out.h.unique, req->out.h.error);
-			vfsync_count_bad_reply(buf->fsvq);
+			bad = -EIO;
 			req->out.h.error = -EIO;
 		} else if (!req->out.h.error) {
 			vfsync_fuse_copy_out(ctx);
@@ -320,6 +436,7 @@ static void vfsync_fuse_complete(struct vfsync_buf *buf)
 
 	vfsync_fuse_free_ctx(ctx);
 	fuse_request_end(req);
+	return bad;
 }
 
 /* End a request that could not be queued; process context, no locks. */
@@ -340,20 +457,34 @@ static const struct vfsync_buf_ops vfsync_fuse_buf_ops = {
 	.fail		= vfsync_fuse_fail,
 };
 
-void vfsync_fuse_end_entry(struct list_head *entry)
+static void vfsync_fuse_end_fn(struct work_struct *work)
 {
-	fuse_request_end(list_entry(entry, struct fuse_req, list));
+	struct fuse_req *req;
+
+	for (;;) {
+		spin_lock(&vfsync_fuse_end_lock);
+		req = list_first_entry_or_null(&vfsync_fuse_end_list,
+					       struct fuse_req, list);
+		if (req)
+			list_del_init(&req->list);
+		spin_unlock(&vfsync_fuse_end_lock);
+		if (!req)
+			return;
+		fuse_request_end(req);
+	}
 }
 
+static DECLARE_WORK(vfsync_fuse_end_work, vfsync_fuse_end_fn);
+
 /* Hand a request with its unique id set to the virtio side. */
-static void vfsync_fuse_queue(struct vfsync_dev *fs, struct fuse_req *req)
+static void vfsync_fuse_queue(struct vfsync_fuse *vf, struct fuse_req *req)
 {
 	struct vfsync_fuse_ctx *ctx;
 	int err = -ENOMEM;
 
 	ctx = vfsync_fuse_prepare(req);
 	if (ctx) {
-		err = vfsync_submit(fs, &ctx->buf);
+		err = vfsync_submit(vf->fs, &ctx->buf);
 		if (!err)
 			return;
 		vfsync_fuse_free_ctx(ctx);
@@ -363,7 +494,31 @@ static void vfsync_fuse_queue(struct vfsync_dev *fs, struct fuse_req *req)
 			   err);
 	req->out.h.error = err;
 	/* The submitter may hold fc->bg_lock: end it from a worker */
-	vfsync_defer_end(fs, &req->list);
+	spin_lock(&vfsync_fuse_end_lock);
+	list_add_tail(&req->list, &vfsync_fuse_end_list);
+	spin_unlock(&vfsync_fuse_end_lock);
+	schedule_work(&vfsync_fuse_end_work);
+}
+
+/* A FORGET has no reply: the virtio side sends a copy on the hiprio queue */
+static void vfsync_fuse_forget(struct vfsync_fuse *vf,
+			       struct fuse_forget_link *link, u64 unique)
+{
+	struct {
+		struct fuse_in_header ih;
+		struct fuse_forget_in arg;
+	} msg = {
+		.ih = {
+			.opcode = FUSE_FORGET,
+			.nodeid = link->forget_one.nodeid,
+			.unique = unique,
+			.len = sizeof(msg),
+		},
+		.arg = { .nlookup = link->forget_one.nlookup },
+	};
+
+	vfsync_send_hiprio(vf->fs, &msg, sizeof(msg));
+	kfree(link);
 }
 
 #ifdef COMPAT_FUSE_IQUEUE_SEND_REQ
@@ -371,9 +526,7 @@ static void vfsync_fuse_queue(struct vfsync_dev *fs, struct fuse_req *req)
 static void vfsync_fuse_send_forget(struct fuse_iqueue *fiq,
 				    struct fuse_forget_link *link)
 {
-	vfsync_send_forget(fiq->priv, link->forget_one.nodeid,
-			   link->forget_one.nlookup, fuse_get_unique(fiq));
-	kfree(link);
+	vfsync_fuse_forget(fiq->priv, link, fuse_get_unique(fiq));
 }
 
 static void vfsync_fuse_send_interrupt(struct fuse_iqueue *fiq,
@@ -397,7 +550,7 @@ static void vfsync_fuse_send_req(struct fuse_iqueue *fiq, struct fuse_req *req)
 static void vfsync_fuse_wake_forget_and_unlock(struct fuse_iqueue *fiq)
 	__releases(fiq->lock)
 {
-	struct vfsync_dev *fs = fiq->priv;
+	struct vfsync_fuse *vf = fiq->priv;
 	struct fuse_forget_link *link;
 	u64 unique;
 
@@ -405,9 +558,7 @@ static void vfsync_fuse_wake_forget_and_unlock(struct fuse_iqueue *fiq)
 	unique = fuse_get_unique(fiq);
 	spin_unlock(&fiq->lock);
 
-	vfsync_send_forget(fs, link->forget_one.nodeid,
-			   link->forget_one.nlookup, unique);
-	kfree(link);
+	vfsync_fuse_forget(vf, link, unique);
 }
 
 static void vfsync_fuse_wake_interrupt_and_unlock(struct fuse_iqueue *fiq)
@@ -435,7 +586,10 @@ static void vfsync_fuse_wake_pending_and_unlock(struct fuse_iqueue *fiq)
 
 static void vfsync_fuse_fiq_release(struct fuse_iqueue *fiq)
 {
-	vfsync_put(fiq->priv);
+	struct vfsync_fuse *vf = fiq->priv;
+
+	vfsync_put(vf->fs);
+	kfree(vf);
 }
 
 static const struct fuse_iqueue_ops vfsync_fuse_fiq_ops = {
@@ -500,16 +654,15 @@ static void vfsync_fuse_free_fsc(struct fs_context *fsc)
 	kfree(fsc->fs_private);
 }
 
-static void vfsync_fuse_free_devs(struct vfsync_dev *fs)
+static void vfsync_fuse_free_devs(struct vfsync_fuse *vf)
 {
 	unsigned int i;
 
-	lockdep_assert_held(&vfsync_mutex);
-	for (i = 0; i < fs->nvqs; i++) {
-		if (!fs->vqs[i].fud)
+	for (i = 0; i < vf->nfud; i++) {
+		if (!vf->fud[i])
 			continue;
-		compat_fuse_dev_free(fs->vqs[i].fud);
-		fs->vqs[i].fud = NULL;
+		compat_fuse_dev_free(vf->fud[i]);
+		vf->fud[i] = NULL;
 	}
 }
 
@@ -530,32 +683,32 @@ static int vfsync_fuse_fill_super(struct super_block *sb,
 {
 	struct fuse_mount *fm = get_fuse_mount_super(sb);
 	struct fuse_conn *fc = fm->fc;
-	struct vfsync_dev *fs = compat_fc_iq(fc)->priv;
+	struct vfsync_fuse *vf = compat_fc_iq(fc)->priv;
+	struct vfsync_dev *fs = vf->fs;
 	struct fuse_fs_context *ctx = fsc->fs_private;
 	unsigned int i;
 	int err;
 
 	vfsync_fuse_ctx_defaults(ctx);
-	mutex_lock(&vfsync_mutex);
-
-	/* Our reference keeps fs, but ->remove may have taken the queues */
-	err = -EINVAL;
-	if (!vfsync_alive_locked(fs)) {
-		pr_info("tag <%s> not found\n", fs->tag);
-		goto out_unlock;
-	}
-	if (READ_ONCE(fs->failed)) {
-		pr_err("tag <%s>: the device was reset after a queue broke; unbind and bind it again\n",
-		       fs->tag);
-		err = -EIO;
-		goto out_unlock;
-	}
 
 	err = -ENOMEM;
-	for (i = 0; i < fs->nvqs; i++) {
-		fs->vqs[i].fud = fuse_dev_alloc();
-		if (!fs->vqs[i].fud)
+	for (i = 0; i < vf->nfud; i++) {
+		vf->fud[i] = fuse_dev_alloc();
+		if (!vf->fud[i])
 			goto out_free_devs;
+	}
+
+	/* Our reference keeps fs, but ->remove may have taken the queues */
+	err = vfsync_connect(fs, (void *const *)vf->fud);
+	if (err == -ENODEV) {
+		pr_info("tag <%s> not found\n", fs->tag);
+		err = -EINVAL;
+		goto out_free_devs;
+	}
+	if (err) {
+		pr_err("tag <%s>: the device was reset after a queue broke; unbind and bind it again\n",
+		       fs->tag);
+		goto out_free_devs;
 	}
 
 	/* We install our own fuse devices */
@@ -564,42 +717,38 @@ static int vfsync_fuse_fill_super(struct super_block *sb,
 		if (ctx->dax_mode == FUSE_DAX_ALWAYS && !fs->dax_dev) {
 			err = -EINVAL;
 			pr_err("dax can't be enabled as the device does not support it\n");
-			goto out_free_devs;
+			goto out_disconnect;
 		}
 		ctx->dax_dev = fs->dax_dev;
 	}
 	err = fuse_fill_super_common(sb, ctx);
 	if (err < 0)
-		goto out_free_devs;
+		goto out_disconnect;
 
-	for (i = 0; i < fs->nvqs; i++)
-		compat_fuse_dev_install(fs->vqs[i].fud, fc);
+	for (i = 0; i < vf->nfud; i++)
+		compat_fuse_dev_install(vf->fud[i], fc);
 
-	/* A previous unmount stopped the queues */
-	vfsync_start_all_queues(fs);
 	fuse_send_init(fm);
-	mutex_unlock(&vfsync_mutex);
 	return 0;
 
+out_disconnect:
+	vfsync_disconnect(fs);
 out_free_devs:
-	vfsync_fuse_free_devs(fs);
-out_unlock:
-	mutex_unlock(&vfsync_mutex);
+	vfsync_fuse_free_devs(vf);
 	return err;
 }
 
 static void vfsync_fuse_conn_destroy(struct fuse_mount *fm)
 {
 	struct fuse_conn *fc = fm->fc;
-	struct vfsync_dev *fs = compat_fc_iq(fc)->priv;
+	struct vfsync_fuse *vf = compat_fc_iq(fc)->priv;
 
 	/* Stop the DAX reclaim worker before evict_inodes() frees ranges */
 	if (IS_ENABLED(CONFIG_FUSE_DAX))
 		fuse_dax_cancel_work(fc);
 
 	/* No more FORGETs: DESTROY comes next */
-	vfsync_stop_queue(&fs->vqs[VFSYNC_VQ_HIPRIO]);
-	vfsync_drain_all_queues(fs);
+	vfsync_stop_hiprio(vf->fs);
 
 	fuse_conn_destroy(fm);
 
@@ -607,11 +756,9 @@ static void vfsync_fuse_conn_destroy(struct fuse_mount *fm)
 	 * DESTROY has been answered. Freeing the fuse devices drops their
 	 * references to fc, and fc's release drops ours on fs.
 	 */
-	vfsync_stop_all_queues(fs);
-	vfsync_drain_all_queues(fs);
-	mutex_lock(&vfsync_mutex);
-	vfsync_fuse_free_devs(fs);
-	mutex_unlock(&vfsync_mutex);
+	vfsync_disconnect(vf->fs);
+	flush_work(&vfsync_fuse_end_work);
+	vfsync_fuse_free_devs(vf);
 }
 
 static void vfsync_fuse_kill_sb(struct super_block *sb)
@@ -630,14 +777,17 @@ static int vfsync_fuse_test_super(struct super_block *sb,
 {
 	struct fuse_mount *fsc_fm = fsc->s_fs_info;
 	struct fuse_mount *sb_fm = get_fuse_mount_super(sb);
+	struct vfsync_fuse *a = compat_fc_iq(fsc_fm->fc)->priv;
+	struct vfsync_fuse *b = compat_fc_iq(sb_fm->fc)->priv;
 
-	return compat_fc_iq(fsc_fm->fc)->priv == compat_fc_iq(sb_fm->fc)->priv;
+	return a->fs == b->fs;
 }
 
 static int vfsync_fuse_get_tree(struct fs_context *fsc)
 {
+	struct vfsync_fuse *vf = NULL;
 	struct fuse_conn *fc = NULL;
-	unsigned int queue_size = 0;
+	unsigned int queue_size;
 	struct super_block *sb;
 	struct fuse_mount *fm;
 	struct vfsync_dev *fs;
@@ -646,17 +796,17 @@ static int vfsync_fuse_get_tree(struct fs_context *fsc)
 	if (!fsc->source)
 		return invalf(fsc, "No source specified");
 
-	/* The reference goes to compat_fc_iq(fc)->priv; fiq release drops it */
-	mutex_lock(&vfsync_mutex);
-	fs = vfsync_find_instance_locked(fsc->source);
-	if (fs)
-		queue_size = vfsync_queue_size(fs);
-	mutex_unlock(&vfsync_mutex);
-
+	/* The reference goes to vf, fiq->priv; fiq release drops it */
+	fs = vfsync_get(fsc->source);
 	if (!fs) {
 		pr_info("tag <%s> not found\n", fsc->source);
 		return -EINVAL;
 	}
+	/*
+	 * The ring size that bounds a request's pages: the request queues',
+	 * which any request may take. Sync queues too small are skipped.
+	 */
+	queue_size = fs->request_queue_size;
 
 	/* The device chose the size: too small is its mistake, not ours */
 	if (queue_size <= VFSYNC_FUSE_HEADER_OVERHEAD) {
@@ -667,6 +817,12 @@ static int vfsync_fuse_get_tree(struct fs_context *fsc)
 	}
 
 	err = -ENOMEM;
+	vf = kzalloc(struct_size(vf, fud, fs->nvqs), GFP_KERNEL);
+	if (!vf)
+		goto out_err;
+	vf->fs = fs;
+	vf->nfud = fs->nvqs;
+
 	fc = kzalloc(sizeof(*fc), GFP_KERNEL);
 	if (!fc)
 		goto out_err;
@@ -675,7 +831,7 @@ static int vfsync_fuse_get_tree(struct fs_context *fsc)
 	if (!fm)
 		goto out_err;
 
-	if (compat_fuse_conn_init(fc, fm, fsc->user_ns, &vfsync_fuse_fiq_ops, fs)) {
+	if (compat_fuse_conn_init(fc, fm, fsc->user_ns, &vfsync_fuse_fiq_ops, vf)) {
 		kfree(fm);
 		goto out_err;
 	}
@@ -713,6 +869,7 @@ static int vfsync_fuse_get_tree(struct fs_context *fsc)
 
 out_err:
 	kfree(fc);
+	kfree(vf);
 	vfsync_put(fs);
 	return err;
 }
@@ -752,7 +909,7 @@ static struct file_system_type vfsync_fuse_fs_type = {
  * Take "virtiofs" when in-tree virtiofs is absent, so that mount -t
  * virtiofs and rootfstype=virtiofs work unchanged; else coexist with it.
  */
-int vfsync_fuse_register(void)
+static int vfsync_fuse_register(void)
 {
 	int ret;
 
@@ -765,12 +922,44 @@ int vfsync_fuse_register(void)
 	return register_filesystem(&vfsync_fuse_fs_type);
 }
 
-void vfsync_fuse_unregister(void)
+/*
+ * The module's init and exit live here, with the upper layer: it owns
+ * the registrations and calls down, the virtio driver first (devices then
+ * probe and list themselves), then the file system type that mounts them.
+ */
+static int __init virtio_fs_sync_init(void)
+{
+	unsigned int bit;
+	bool sync;
+	int ret;
+
+	ret = vfsync_virtio_init();
+	if (ret < 0)
+		return ret;
+
+	ret = vfsync_fuse_register();
+	if (ret < 0) {
+		vfsync_virtio_exit();
+		return ret;
+	}
+
+	bit = vfsync_sync_feature_bit(&sync);
+	pr_info("version %s, file system type \"%s\", sync queues %s (feature bit %u, max %u bytes)\n",
+		VFSYNC_VERSION, vfsync_fuse_fs_type.name,
+		sync ? "enabled" : "disabled", bit, vfsync_max_bytes);
+	return 0;
+}
+module_init(virtio_fs_sync_init);
+
+static void __exit virtio_fs_sync_exit(void)
 {
 	unregister_filesystem(&vfsync_fuse_fs_type);
+	flush_work(&vfsync_fuse_end_work);
+	vfsync_virtio_exit();
 }
+module_exit(virtio_fs_sync_exit);
 
-const char *vfsync_fuse_fs_name(void)
-{
-	return vfsync_fuse_fs_type.name;
-}
+MODULE_DESCRIPTION("Virtio file system with synchronous queues");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(VFSYNC_VERSION);
+MODULE_ALIAS_FS("virtiofs_sync");

@@ -10,13 +10,14 @@
  * an interrupt or a wake-up. Documentation/virtio-fs-sync.rst has the
  * contract and the driver's side of it.
  *
- * The FUSE side (fuse_glue.c) turns requests into struct vfsync_buf.
+ * It knows nothing of FUSE: the FUSE side (fuse_glue.c) turns requests
+ * into struct vfsync_buf, calls the API of virtio_fs_sync.h and is called
+ * back only through each buffer's vfsync_buf_ops.
  */
 
 #include <linux/cpumask.h>
 #include <linux/dax.h>
 #include <linux/debugfs.h>
-#include <linux/fuse.h>
 #include <linux/interrupt.h>
 #include <linux/ioport.h>
 #include <linux/kobject.h>
@@ -25,9 +26,10 @@
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/scatterlist.h>
+#include <linux/sched/signal.h>
 #include <linux/seq_file.h>
-#include <linux/sizes.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
 #include <linux/virtio.h>
@@ -54,17 +56,6 @@ module_param_named(sync_feature_bit, vfsync_feature_bit, uint, 0444);
 MODULE_PARM_DESC(sync_feature_bit,
 		 "Feature bit number of VIRTIO_FS_F_SYNC, 1..23 (default: 1)");
 
-/*
- * A sync request keeps its vCPU in the VM exit until the host is done. The
- * default admits the largest request FUSE builds with its default
- * max_pages (256 pages: 1 MiB of data) plus headers; lower it to bound how
- * long a vCPU can be held.
- */
-static unsigned int vfsync_max_bytes = SZ_1M + SZ_4K;
-module_param_named(sync_max_bytes, vfsync_max_bytes, uint, 0644);
-MODULE_PARM_DESC(sync_max_bytes,
-		 "Largest request, in + out bytes including FUSE headers, sent on a sync queue (default: 1052672)");
-
 /* How long removal waits for a live device to finish its requests */
 #define VFSYNC_REMOVE_GRACE	(5 * HZ)
 
@@ -72,16 +63,15 @@ MODULE_PARM_DESC(sync_max_bytes,
  * Instance list; also serialises probe/remove against mount and unmount and
  * keeps the virtqueues of a listed instance alive.
  */
-DEFINE_MUTEX(vfsync_mutex);
+static DEFINE_MUTEX(vfsync_mutex);
 static LIST_HEAD(vfsync_instances);	/* protected by vfsync_mutex */
 static struct kset *vfsync_kset;	/* /sys/fs/virtio_fs_sync */
 
-struct vfsync_forget {
+/* A message of the hiprio queue, which the device answers with no reply */
+struct vfsync_msg {
 	struct list_head list;		/* on hiprio queued_reqs, under ->lock */
-	struct {
-		struct fuse_in_header ih;
-		struct fuse_forget_in arg;
-	} req;
+	unsigned int len;
+	u8 data[];
 };
 
 /* Pure helpers, unit-tested by tests/kunit/virtio_fs_sync_test.c */
@@ -165,41 +155,6 @@ void vfsync_map_sync(unsigned int *map, unsigned int map_len,
 EXPORT_SYMBOL_IF_KUNIT(vfsync_map_sync);
 
 /*
- * Only a request some task is blocked on goes to a sync queue, only an
- * operation that the host finishes without waiting on something else, and
- * only one whose host time is bounded by its size: the vCPU is held in the
- * VM exit for all of it.
- */
-bool vfsync_sync_eligible(u32 opcode, bool background, bool hiprio,
-			  size_t bytes, size_t max_bytes)
-{
-	if (background || hiprio)
-		return false;
-
-	switch (opcode) {
-	/* may block on the host without bound */
-	case FUSE_SETLKW:
-	case FUSE_IOCTL:
-	case FUSE_POLL:
-	case FUSE_INTERRUPT:
-	case FUSE_NOTIFY_REPLY:
-	case FUSE_FORGET:
-	case FUSE_BATCH_FORGET:
-	/* host time not bounded by the request's size */
-	case FUSE_COPY_FILE_RANGE:	/* up to GiBs per request */
-	case FUSE_FALLOCATE:		/* allocates or zeroes any range */
-	case FUSE_FSYNC:		/* writes back the whole file */
-	case FUSE_FSYNCDIR:
-	case FUSE_SYNCFS:		/* the whole host file system */
-	case FUSE_FLUSH:		/* close(dup(fd)): NFS writes back the file */
-		return false;
-	}
-
-	return bytes <= max_bytes;
-}
-EXPORT_SYMBOL_IF_KUNIT(vfsync_sync_eligible);
-
-/*
  * The smallest ring among the queues of @kind (UINT_MAX if none): a
  * request's pages are capped by the request queues, which every request
  * may take; a sync queue too small for a request is skipped instead.
@@ -232,47 +187,6 @@ int vfsync_stats_line(char *buf, size_t size, const char *name,
 			 (u64)atomic64_read(&st->busy));
 }
 EXPORT_SYMBOL_IF_KUNIT(vfsync_stats_line);
-
-/*
- * A reply is used only if its lengths agree with each other and with what
- * was offered, it answers this request, and it carries an error the FUSE
- * core accepts from a server (-511..0, as fuse_dev_do_write(); lower codes
- * are kernel-internal, -EIOCBQUEUED would reach a BUG_ON). The payload
- * must fill the out args exactly, except that a variable-length last arg
- * may come short.
- *
- * The used length is not always reported: libkrun's worker puts every
- * buffer on the used ring with length 0. 0 therefore means "see the
- * header"; any other used length must be the header's (what QEMU's C
- * virtiofsd and the reference device report). The header's length is
- * bounded by what was offered either way.
- */
-int vfsync_check_reply(const struct fuse_out_header *oh, u64 unique,
-		       unsigned int used_len, unsigned int offered_len,
-		       unsigned int out_args_len, unsigned int last_arg_len,
-		       bool argvar)
-{
-	unsigned int payload;
-
-	if (used_len > offered_len || (used_len && used_len != oh->len))
-		return -EIO;
-	if (oh->len < sizeof(*oh) || oh->len > offered_len ||
-	    oh->unique != unique)
-		return -EIO;
-	if (oh->error > 0 || oh->error <= -512)
-		return -EIO;
-
-	payload = oh->len - sizeof(*oh);
-	if (oh->error)
-		return payload ? -EIO : 0;
-	if (payload > out_args_len)
-		return -EIO;
-	if (payload < out_args_len &&
-	    (!argvar || out_args_len - payload > last_arg_len))
-		return -EIO;
-	return 0;
-}
-EXPORT_SYMBOL_IF_KUNIT(vfsync_check_reply);
 
 /* Queue bookkeeping */
 
@@ -316,11 +230,6 @@ static bool vfsync_idle(struct vfsync_vq *fsvq)
 	idle = atomic_long_read(&fsvq->in_flight) <= 0;
 	spin_unlock_irq(&fsvq->in_flight_wq.lock);
 	return idle;
-}
-
-void vfsync_count_bad_reply(struct vfsync_vq *fsvq)
-{
-	vfsync_count(fsvq, bad_reply);
 }
 
 /*
@@ -474,37 +383,20 @@ void vfsync_put(struct vfsync_dev *fs)
 	mutex_unlock(&vfsync_mutex);
 }
 
-/* Returns the instance with a reference held, or NULL. */
-struct vfsync_dev *vfsync_find_instance_locked(const char *tag)
+struct vfsync_dev *vfsync_get(const char *tag)
 {
-	struct vfsync_dev *fs;
+	struct vfsync_dev *fs, *found = NULL;
 
-	lockdep_assert_held(&vfsync_mutex);
-
+	mutex_lock(&vfsync_mutex);
 	list_for_each_entry(fs, &vfsync_instances, list) {
 		if (!strcmp(fs->tag, tag)) {
 			kobject_get(&fs->kobj);
-			return fs;
+			found = fs;
+			break;
 		}
 	}
-	return NULL;
-}
-
-/* False once ->remove has started: the virtqueues are going away. */
-bool vfsync_alive_locked(struct vfsync_dev *fs)
-{
-	lockdep_assert_held(&vfsync_mutex);
-	return !list_empty(&fs->list);
-}
-
-/*
- * The ring size that bounds a request's pages: the request queues', which
- * any request may take. Sync queues smaller than a request are skipped.
- */
-unsigned int vfsync_queue_size(struct vfsync_dev *fs)
-{
-	lockdep_assert_held(&vfsync_mutex);
-	return fs->request_queue_size;
+	mutex_unlock(&vfsync_mutex);
+	return found;
 }
 
 /* A failed device's queues stay stopped: its rings are gone. */
@@ -525,12 +417,12 @@ void vfsync_start_all_queues(struct vfsync_dev *fs)
 }
 EXPORT_SYMBOL_IF_KUNIT(vfsync_start_all_queues);
 
-void vfsync_stop_all_queues(struct vfsync_dev *fs)
+static void vfsync_stop_all_queues(struct vfsync_dev *fs)
 {
 	vfsync_set_connected(fs, false);
 }
 
-void vfsync_stop_queue(struct vfsync_vq *fsvq)
+static void vfsync_stop_queue(struct vfsync_vq *fsvq)
 {
 	spin_lock(&fsvq->lock);
 	fsvq->connected = false;
@@ -545,12 +437,54 @@ static void vfsync_drain_queue(struct vfsync_vq *fsvq)
 	flush_work(&fsvq->dispatch_work);
 }
 
-void vfsync_drain_all_queues(struct vfsync_dev *fs)
+static void vfsync_drain_all_queues(struct vfsync_dev *fs)
 {
 	unsigned int i;
 
 	for (i = 0; i < fs->nvqs; i++)
 		vfsync_drain_queue(&fs->vqs[i]);
+}
+
+/*
+ * Under vfsync_mutex, as removal: a device still listed keeps its
+ * virtqueues until it is unlisted, which happens under the mutex too.
+ */
+int vfsync_connect(struct vfsync_dev *fs, void *const *upper)
+{
+	unsigned int i;
+	int ret = 0;
+
+	mutex_lock(&vfsync_mutex);
+	if (list_empty(&fs->list)) {
+		ret = -ENODEV;
+	} else if (READ_ONCE(fs->failed)) {
+		ret = -EIO;
+	} else {
+		/* Stopped and drained: no buffer op runs on these queues */
+		for (i = 0; i < fs->nvqs; i++)
+			fs->vqs[i].upper = upper[i];
+		vfsync_start_all_queues(fs);
+	}
+	mutex_unlock(&vfsync_mutex);
+	return ret;
+}
+
+void vfsync_stop_hiprio(struct vfsync_dev *fs)
+{
+	vfsync_stop_queue(&fs->vqs[VFSYNC_VQ_HIPRIO]);
+	vfsync_drain_all_queues(fs);
+}
+
+void vfsync_disconnect(struct vfsync_dev *fs)
+{
+	unsigned int i;
+
+	vfsync_stop_all_queues(fs);
+	vfsync_drain_all_queues(fs);
+	mutex_lock(&vfsync_mutex);
+	for (i = 0; i < fs->nvqs; i++)
+		fs->vqs[i].upper = NULL;
+	mutex_unlock(&vfsync_mutex);
 }
 
 /* Completion */
@@ -559,7 +493,8 @@ static void vfsync_complete(struct vfsync_buf *buf)
 {
 	struct vfsync_vq *fsvq = buf->fsvq;
 
-	buf->ops->complete(buf);	/* frees buf */
+	if (buf->ops->complete(buf, fsvq->upper))	/* frees buf */
+		vfsync_count(fsvq, bad_reply);
 	vfsync_dec_in_flight(fsvq);
 }
 
@@ -590,7 +525,7 @@ static void vfsync_reap_one_locked(struct vfsync_vq *fsvq,
 {
 	lockdep_assert_held(&fsvq->lock);
 	buf->used_len = len;
-	buf->ops->reaped_locked(buf);
+	buf->ops->reaped_locked(buf, fsvq->upper);
 	list_add_tail(&buf->list, done);
 	/* A sync queue counts its buffers to know when to arm the callback */
 	if (fsvq->kind == VFSYNC_KIND_SYNC &&
@@ -778,14 +713,14 @@ static void vfsync_hiprio_done_work(struct work_struct *work)
 	struct vfsync_vq *fsvq = container_of(work, struct vfsync_vq,
 					      done_work);
 	struct virtqueue *vq = fsvq->vq;
-	struct vfsync_forget *forget;
+	struct vfsync_msg *msg;
 	unsigned int len;
 
 	spin_lock(&fsvq->lock);
 	do {
 		virtqueue_disable_cb(vq);
-		while ((forget = virtqueue_get_buf(vq, &len)) != NULL) {
-			kfree(forget);
+		while ((msg = virtqueue_get_buf(vq, &len)) != NULL) {
+			kfree(msg);
 			vfsync_dec_in_flight(fsvq);
 		}
 	} while (!virtqueue_enable_cb(vq));
@@ -836,7 +771,7 @@ static int vfsync_add_locked(struct vfsync_vq *fsvq, struct vfsync_buf *buf,
 	if (ret < 0)
 		return ret;
 
-	buf->ops->sent_locked(buf);
+	buf->ops->sent_locked(buf, fsvq->upper);
 	vfsync_count(fsvq, submitted);
 	*notify = virtqueue_kick_prepare(fsvq->vq);
 	return 0;
@@ -906,7 +841,7 @@ static int vfsync_submit_sync(struct vfsync_dev *fs, struct vfsync_buf *buf)
 		goto out_unlock;
 	}
 
-	buf->ops->sent_locked(buf);
+	buf->ops->sent_locked(buf, fsvq->upper);
 	vfsync_inc_in_flight(fsvq);
 	fsvq->outstanding++;
 	vfsync_count(fsvq, submitted);
@@ -934,10 +869,10 @@ out_unlock:
 }
 
 /*
- * Send a request. Called from the FUSE core's submission hook, possibly
- * under fc->bg_lock (background requests): never sleeps and never ends a
- * request that could be background. Returns 0 when the buffer is on a queue
- * (or parked for a retry), else an error and the caller still owns @buf.
+ * Send a request. Called from the FUSE side's submission hook, possibly
+ * under its locks (fc->bg_lock for background requests): never sleeps and
+ * never ends a request. Returns 0 when the buffer is on a queue (or parked
+ * for a retry), else an error and the caller still owns @buf.
  */
 int vfsync_submit(struct vfsync_dev *fs, struct vfsync_buf *buf)
 {
@@ -945,11 +880,8 @@ int vfsync_submit(struct vfsync_dev *fs, struct vfsync_buf *buf)
 	int ret;
 
 	/* Without indirect descriptors a buffer needs a ring slot per entry */
-	if (fs->num_sync_queues &&
-	    buf->out_sgs + buf->in_sgs <= fs->sync_queue_size &&
-	    vfsync_sync_eligible(buf->opcode, buf->background, false,
-				 (size_t)buf->out_bytes + buf->in_bytes,
-				 READ_ONCE(vfsync_max_bytes))) {
+	if (buf->sync && fs->num_sync_queues &&
+	    buf->out_sgs + buf->in_sgs <= fs->sync_queue_size) {
 		ret = vfsync_submit_sync(fs, buf);
 		if (ret != -EAGAIN)
 			return ret;
@@ -960,37 +892,13 @@ int vfsync_submit(struct vfsync_dev *fs, struct vfsync_buf *buf)
 }
 EXPORT_SYMBOL_IF_KUNIT(vfsync_submit);
 
-/* End a request from a worker: the submitter may hold fc->bg_lock. */
-void vfsync_defer_end(struct vfsync_dev *fs, struct list_head *entry)
-{
-	struct vfsync_vq *fsvq = &fs->vqs[fs->req_map[raw_smp_processor_id()]];
-
-	spin_lock(&fsvq->lock);
-	list_add_tail(entry, &fsvq->end_reqs);
-	schedule_work(&fsvq->dispatch_work);
-	spin_unlock(&fsvq->lock);
-}
-
 static void vfsync_request_dispatch_work(struct work_struct *work)
 {
 	struct vfsync_vq *fsvq = container_of(work, struct vfsync_vq,
 					      dispatch_work);
-	struct list_head *entry;
 	struct vfsync_buf *buf;
 	bool notify;
 	int ret;
-
-	for (;;) {
-		spin_lock(&fsvq->lock);
-		entry = fsvq->end_reqs.next;
-		if (entry == &fsvq->end_reqs) {
-			spin_unlock(&fsvq->lock);
-			break;
-		}
-		list_del_init(entry);
-		spin_unlock(&fsvq->lock);
-		vfsync_fuse_end_entry(entry);
-	}
 
 	for (;;) {
 		spin_lock(&fsvq->lock);
@@ -1028,9 +936,8 @@ static void vfsync_request_dispatch_work(struct work_struct *work)
  * Returns true if the hiprio queue is full and the sender should stop
  * until a completion makes room.
  */
-static bool vfsync_send_forget_request(struct vfsync_vq *fsvq,
-				       struct vfsync_forget *forget,
-				       bool in_flight)
+static bool vfsync_send_msg(struct vfsync_vq *fsvq, struct vfsync_msg *msg,
+			    bool in_flight)
 {
 	struct scatterlist sg;
 	struct virtqueue *vq;
@@ -1041,26 +948,26 @@ static bool vfsync_send_forget_request(struct vfsync_vq *fsvq,
 	if (!fsvq->connected) {
 		if (in_flight)
 			vfsync_dec_in_flight(fsvq);
-		kfree(forget);
+		kfree(msg);
 		spin_unlock(&fsvq->lock);
 		return false;
 	}
 
-	sg_init_one(&sg, &forget->req, sizeof(forget->req));
+	sg_init_one(&sg, msg->data, msg->len);
 	vq = fsvq->vq;
-	ret = virtqueue_add_outbuf(vq, &sg, 1, forget, GFP_ATOMIC);
+	ret = virtqueue_add_outbuf(vq, &sg, 1, msg, GFP_ATOMIC);
 	if (ret < 0) {
 		if (ret == -ENOSPC) {
 			vfsync_count(fsvq, full);
-			list_add_tail(&forget->list, &fsvq->queued_reqs);
+			list_add_tail(&msg->list, &fsvq->queued_reqs);
 			if (!in_flight)
 				vfsync_inc_in_flight(fsvq);
 			spin_unlock(&fsvq->lock);
 			return true;
 		}
 		/* A lost FORGET only leaks a host inode reference */
-		pr_debug("dropping a FORGET: %d\n", ret);
-		kfree(forget);
+		pr_debug("dropping a hiprio message: %d\n", ret);
+		kfree(msg);
 		if (in_flight)
 			vfsync_dec_in_flight(fsvq);
 		spin_unlock(&fsvq->lock);
@@ -1082,42 +989,33 @@ static void vfsync_hiprio_dispatch_work(struct work_struct *work)
 {
 	struct vfsync_vq *fsvq = container_of(work, struct vfsync_vq,
 					      dispatch_work);
-	struct vfsync_forget *forget;
+	struct vfsync_msg *msg;
 
 	for (;;) {
 		spin_lock(&fsvq->lock);
-		forget = list_first_entry_or_null(&fsvq->queued_reqs,
-						  struct vfsync_forget, list);
-		if (!forget) {
+		msg = list_first_entry_or_null(&fsvq->queued_reqs,
+					       struct vfsync_msg, list);
+		if (!msg) {
 			spin_unlock(&fsvq->lock);
 			return;
 		}
-		list_del(&forget->list);
+		list_del(&msg->list);
 		spin_unlock(&fsvq->lock);
 
-		if (vfsync_send_forget_request(fsvq, forget, true))
+		if (vfsync_send_msg(fsvq, msg, true))
 			return;
 	}
 }
 
-void vfsync_send_forget(struct vfsync_dev *fs, u64 nodeid, u64 nlookup,
-			u64 unique)
+void vfsync_send_hiprio(struct vfsync_dev *fs, const void *data, size_t len)
 {
-	struct vfsync_forget *forget;
+	struct vfsync_msg *msg;
 
 	/* Device-visible memory must not be on the stack (UML, SWIOTLB) */
-	forget = kmalloc(sizeof(*forget), GFP_NOFS | __GFP_NOFAIL);
-	forget->req.ih = (struct fuse_in_header) {
-		.opcode = FUSE_FORGET,
-		.nodeid = nodeid,
-		.unique = unique,
-		.len = sizeof(forget->req),
-	};
-	forget->req.arg = (struct fuse_forget_in) {
-		.nlookup = nlookup,
-	};
-
-	vfsync_send_forget_request(&fs->vqs[VFSYNC_VQ_HIPRIO], forget, false);
+	msg = kmalloc(struct_size(msg, data, len), GFP_NOFS | __GFP_NOFAIL);
+	msg->len = len;
+	memcpy(msg->data, data, len);
+	vfsync_send_msg(&fs->vqs[VFSYNC_VQ_HIPRIO], msg, false);
 }
 
 /* DAX window: the device's shared memory region that file pages map into */
@@ -1227,6 +1125,172 @@ static int vfsync_setup_dax(struct virtio_device *vdev, struct vfsync_dev *fs)
 					fs->dax_dev);
 }
 
+/*
+ * The kick floor, a test-only measurement (debugfs <tag>/floor): kicks of
+ * the current CPU's sync queue with no buffer added, made exactly as the
+ * sync path makes its kick, timed with ktime. The device finds nothing on
+ * the ring and acknowledges; the round trip is the transport's floor, which
+ * a sync request's own time can be compared with.
+ */
+
+static int vfsync_floor_cmp(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts @ns; min, median (the lower middle one), mean and max of @n */
+void vfsync_floor_summary(u64 *ns, unsigned int n, unsigned int busy,
+			  struct vfsync_floor *out)
+{
+	u64 sum = 0;
+	unsigned int i;
+
+	memset(out, 0, sizeof(*out));
+	out->busy = busy;
+	if (!n)
+		return;
+	sort(ns, n, sizeof(*ns), vfsync_floor_cmp, NULL);
+	for (i = 0; i < n; i++)
+		sum += ns[i];
+	out->kicks = n;
+	out->min_ns = ns[0];
+	out->median_ns = ns[(n - 1) / 2];
+	out->mean_ns = div_u64(sum, n);
+	out->max_ns = ns[n - 1];
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_floor_summary);
+
+/*
+ * One empty kick, as vfsync_submit_sync() kicks: CPU pinned, the queue
+ * lock tried (never waited for), callback off, then the reap of whatever
+ * the device finished meanwhile. Returns the round trip in ns, -EBUSY if
+ * the lock was taken, -ENODEV if the queue is broken or the device failed.
+ */
+static s64 vfsync_floor_kick(struct vfsync_dev *fs)
+{
+	struct vfsync_vq *fsvq;
+	LIST_HEAD(done);
+	ktime_t t0;
+	s64 ret;
+
+	compat_sync_pin_cpu();
+	fsvq = &fs->vqs[fs->sync_map[smp_processor_id()]];
+	if (!vfsync_sync_trylock(fsvq)) {
+		compat_sync_unpin_cpu();
+		return -EBUSY;
+	}
+	/* Under the lock: fail_work sets ->failed before it stops the queue */
+	if (READ_ONCE(fs->failed) || virtqueue_is_broken(fsvq->vq)) {
+		ret = -ENODEV;
+		goto out_unlock;
+	}
+	virtqueue_disable_cb(fsvq->vq);
+	t0 = ktime_get();
+	vfsync_notify(fsvq);
+	ret = ktime_to_ns(ktime_sub(ktime_get(), t0));
+	vfsync_sync_reap_locked(fsvq, &done, NULL);
+	if (virtqueue_is_broken(fsvq->vq))
+		ret = -ENODEV;
+out_unlock:
+	vfsync_unlock(fsvq);
+	compat_sync_unpin_cpu();
+	vfsync_end_bufs(&done);
+	return ret;
+}
+
+/*
+ * @n empty kicks, one at a time with a reschedule point between them; the
+ * figures go to fs->floor. A busy queue (another CPU in its kick) skips
+ * that kick and counts it. -EOPNOTSUPP without sync queues, -ENODEV once a
+ * queue is broken, -EINTR on a fatal signal; the kicks made until then are
+ * in fs->floor all the same.
+ */
+int vfsync_floor_run(struct vfsync_dev *fs, unsigned int n)
+{
+	unsigned int i, done = 0, busy = 0;
+	int ret = 0;
+	u64 *ns;
+	s64 t;
+
+	if (!fs->num_sync_queues)
+		return -EOPNOTSUPP;
+	if (!n || n > VFSYNC_FLOOR_MAX)
+		return -EINVAL;
+	ns = kvmalloc_array(n, sizeof(*ns), GFP_KERNEL);
+	if (!ns)
+		return -ENOMEM;
+
+	mutex_lock(&fs->floor_lock);
+	for (i = 0; i < n; i++) {
+		cond_resched();
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		t = vfsync_floor_kick(fs);
+		if (t == -EBUSY) {
+			busy++;
+			continue;
+		}
+		if (t < 0) {
+			ret = t;
+			break;
+		}
+		ns[done++] = t;
+	}
+	vfsync_floor_summary(ns, done, busy, &fs->floor);
+	mutex_unlock(&fs->floor_lock);
+	kvfree(ns);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_floor_run);
+
+static int vfsync_floor_show(struct seq_file *m, void *v)
+{
+	struct vfsync_dev *fs = m->private;
+	struct vfsync_floor f;
+
+	mutex_lock(&fs->floor_lock);
+	f = fs->floor;
+	mutex_unlock(&fs->floor_lock);
+	seq_printf(m, "kicks=%llu busy=%llu min_ns=%llu median_ns=%llu mean_ns=%llu max_ns=%llu\n",
+		   f.kicks, f.busy, f.min_ns, f.median_ns, f.mean_ns, f.max_ns);
+	return 0;
+}
+
+static int vfsync_floor_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, vfsync_floor_show, inode->i_private);
+}
+
+/* Root only: the file is 0600, and the writer must hold CAP_SYS_ADMIN */
+static ssize_t vfsync_floor_write(struct file *file, const char __user *ubuf,
+				  size_t len, loff_t *ppos)
+{
+	struct vfsync_dev *fs = ((struct seq_file *)file->private_data)->private;
+	unsigned int n;
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	ret = kstrtouint_from_user(ubuf, len, 0, &n);
+	if (ret)
+		return ret;
+	ret = vfsync_floor_run(fs, n);
+	return ret ? ret : len;
+}
+
+static const struct file_operations vfsync_floor_fops = {
+	.owner		= THIS_MODULE,
+	.open		= vfsync_floor_open,
+	.read		= seq_read,
+	.write		= vfsync_floor_write,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
 /* Probe and remove */
 
 static int vfsync_read_tag(struct virtio_device *vdev, struct vfsync_dev *fs)
@@ -1262,7 +1326,6 @@ void vfsync_init_vq(struct vfsync_dev *fs, struct vfsync_vq *fsvq,
 	strscpy(fsvq->name, name, sizeof(fsvq->name));
 	spin_lock_init(&fsvq->lock);
 	INIT_LIST_HEAD(&fsvq->queued_reqs);
-	INIT_LIST_HEAD(&fsvq->end_reqs);
 	init_waitqueue_head(&fsvq->in_flight_wq);
 
 	switch (kind) {
@@ -1286,6 +1349,7 @@ void vfsync_init_dev(struct vfsync_dev *fs)
 {
 	INIT_LIST_HEAD(&fs->list);
 	INIT_WORK(&fs->fail_work, vfsync_fail_work);
+	mutex_init(&fs->floor_lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(vfsync_init_dev);
 
@@ -1558,6 +1622,8 @@ static int vfsync_add_instance(struct virtio_device *vdev,
 	fs->debugfs = debugfs_create_dir(fs->tag, vfsync_debugfs_root);
 	debugfs_create_file("stats", 0444, fs->debugfs, fs,
 			    &vfsync_stats_seq_fops);
+	/* Test-only; a device without sync queues refuses the write */
+	debugfs_create_file("floor", 0600, fs->debugfs, fs, &vfsync_floor_fops);
 
 	list_add_tail(&fs->list, &vfsync_instances);
 	mutex_unlock(&vfsync_mutex);
@@ -1706,7 +1772,14 @@ static struct virtio_driver vfsync_driver = {
 #endif
 };
 
-static int __init virtio_fs_sync_init(void)
+unsigned int vfsync_sync_feature_bit(bool *enabled)
+{
+	*enabled = vfsync_param_sync;
+	return vfsync_feature_bit;
+}
+
+/* Called by the module's init, before the file system type is registered */
+int vfsync_virtio_init(void)
 {
 	int ret;
 
@@ -1726,39 +1799,18 @@ static int __init virtio_fs_sync_init(void)
 	vfsync_debugfs_root = debugfs_create_dir(KBUILD_MODNAME, NULL);
 
 	ret = register_virtio_driver(&vfsync_driver);
-	if (ret < 0)
-		goto out_kset;
-
-	ret = vfsync_fuse_register();
-	if (ret < 0)
-		goto out_driver;
-
-	pr_info("version %s, file system type \"%s\", sync queues %s (feature bit %u, max %u bytes)\n",
-		VFSYNC_VERSION, vfsync_fuse_fs_name(),
-		vfsync_param_sync ? "enabled" : "disabled",
-		vfsync_feature_bit, vfsync_max_bytes);
-	return 0;
-
-out_driver:
-	unregister_virtio_driver(&vfsync_driver);
-out_kset:
-	debugfs_remove_recursive(vfsync_debugfs_root);
-	kset_unregister(vfsync_kset);
+	if (ret < 0) {
+		debugfs_remove_recursive(vfsync_debugfs_root);
+		kset_unregister(vfsync_kset);
+	}
 	return ret;
 }
-module_init(virtio_fs_sync_init);
 
-static void __exit virtio_fs_sync_exit(void)
+void vfsync_virtio_exit(void)
 {
-	vfsync_fuse_unregister();
 	unregister_virtio_driver(&vfsync_driver);
 	debugfs_remove_recursive(vfsync_debugfs_root);
 	kset_unregister(vfsync_kset);
 }
-module_exit(virtio_fs_sync_exit);
 
-MODULE_DESCRIPTION("Virtio file system with synchronous queues");
-MODULE_LICENSE("GPL");
-MODULE_VERSION(VFSYNC_VERSION);
-MODULE_ALIAS_FS("virtiofs_sync");
 MODULE_DEVICE_TABLE(virtio, vfsync_id_table);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Interface between the virtio side of virtio_fs_sync (virtio_fs_sync.c)
- * and its FUSE side (fuse_glue.c). Only fuse_glue.c sees the kernel's
- * fuse_i.h; the virtio side handles requests as struct vfsync_buf.
+ * The virtio side of virtio_fs_sync (virtio_fs_sync.c): its data and the
+ * API the FUSE side (fuse_glue.c) calls. The dependency points one way:
+ * the FUSE side calls down into the functions below; the virtio side
+ * knows a request only as a struct vfsync_buf and calls back up only
+ * through the buffer's vfsync_buf_ops. Nothing here is FUSE's.
  */
 #ifndef _VIRTIO_FS_SYNC_H
 #define _VIRTIO_FS_SYNC_H
@@ -17,8 +19,6 @@
 #include <linux/workqueue.h>
 
 struct dax_device;
-struct fuse_dev;
-struct fuse_out_header;
 struct scatterlist;
 struct virtio_device;
 struct virtqueue;
@@ -54,20 +54,37 @@ struct vfsync_stats {
 	atomic64_t busy;	/* sync: queue locked by another CPU, fell back */
 };
 
+/*
+ * The last run of the kick floor (debugfs <tag>/floor): kicks of this
+ * CPU's sync queue with nothing on it, and their round trips.
+ */
+struct vfsync_floor {
+	u64 kicks;		/* kicks made and timed */
+	u64 busy;		/* skipped: the queue lock was taken */
+	u64 min_ns, median_ns, mean_ns, max_ns;
+};
+
+/* Most kicks one write of the floor file may ask for */
+#define VFSYNC_FLOOR_MAX	100000
+
 struct vfsync_dev;
 struct vfsync_buf;
 
 /*
- * What the virtio side calls back for a buffer: fuse_glue.c's functions for
- * every FUSE request, a KUnit test's own for its test buffers.
+ * The only calls the virtio side makes up: a buffer's ops, the FUSE
+ * side's for every request, a KUnit test's own for its test buffers. @upper
+ * is the queue's ->upper, what vfsync_connect() set for it.
  */
 struct vfsync_buf_ops {
 	/* Added to its queue; under the queue lock */
-	void (*sent_locked)(struct vfsync_buf *buf);
+	void (*sent_locked)(struct vfsync_buf *buf, void *upper);
 	/* Left the used ring or was taken back; under the queue lock */
-	void (*reaped_locked)(struct vfsync_buf *buf);
-	/* Came back (reply or ->error); no locks held; frees @buf */
-	void (*complete)(struct vfsync_buf *buf);
+	void (*reaped_locked)(struct vfsync_buf *buf, void *upper);
+	/*
+	 * Came back (a reply, or ->error set); no locks held; frees @buf.
+	 * Returns -EIO if the reply was malformed (the queue counts it).
+	 */
+	int (*complete)(struct vfsync_buf *buf, void *upper);
 	/* Never got onto a queue; no locks held; frees @buf */
 	void (*fail)(struct vfsync_buf *buf, int err);
 };
@@ -89,15 +106,14 @@ struct vfsync_vq {
 	struct work_struct done_work;
 	/* Buffers that met -ENOSPC, retried by dispatch_work; under ->lock */
 	struct list_head queued_reqs;
-	/* Requests to end with an error by dispatch_work; under ->lock */
-	struct list_head end_reqs;
 	struct work_struct dispatch_work;
 	/*
-	 * Set at mount and cleared at unmount, both under vfsync_mutex; the
-	 * unmount clears it only after the queue was stopped and drained
-	 * (in_flight 0), so it is stable for every buffer on the queue.
+	 * The upper layer's data for this queue, handed to every buffer op.
+	 * Set by vfsync_connect() and cleared by vfsync_disconnect() only
+	 * after the queue was stopped and drained (in_flight 0), both under
+	 * vfsync_mutex: stable for every buffer on the queue.
 	 */
-	struct fuse_dev *fud;
+	void *upper;
 	bool connected;			/* protected by ->lock */
 	/* A notification the transport could not deliver; READ/WRITE_ONCE */
 	bool notify_failed;
@@ -119,8 +135,10 @@ struct vfsync_vq {
 } ____cacheline_aligned_in_smp;
 
 /*
- * A virtio-fs device instance. Everything but the list linkage is written
- * in probe before the instance is listed and read-only afterwards.
+ * A virtio-fs device instance. Everything but the list linkage and
+ * ->failed is written in probe before the instance is listed and
+ * read-only afterwards: the FUSE side may read tag, nvqs,
+ * num_sync_queues, request_queue_size and dax_dev of an instance it holds.
  */
 struct vfsync_dev {
 	struct kobject kobj;		/* refcount; /sys/fs/virtio_fs_sync/<tag> */
@@ -145,6 +163,8 @@ struct vfsync_dev {
 	 */
 	bool failed;
 	struct work_struct fail_work;
+	struct mutex floor_lock;	/* one floor run at a time, and ->floor */
+	struct vfsync_floor floor;	/* under ->floor_lock */
 	struct dentry *debugfs;		/* debugfs directory, or an error */
 	struct dax_device *dax_dev;	/* NULL: no DAX window */
 	void *window_kaddr;
@@ -153,7 +173,7 @@ struct vfsync_dev {
 };
 
 /*
- * One FUSE request as the virtio side sees it. fuse_glue.c embeds it in
+ * One request as the virtio side sees it. The FUSE side embeds it in
  * the per-request bounce buffer; the buffer's address is the virtqueue
  * token.
  */
@@ -170,8 +190,8 @@ struct vfsync_buf {
 	unsigned int used_len;		/* from the used ring */
 	/* Instead of a reply: taken back from a device that went away */
 	int error;
-	u32 opcode;
-	bool background;
+	/* The upper layer's verdict: may hold a vCPU for the host's work */
+	bool sync;
 	bool may_block;			/* must not be ended in done_work */
 	struct work_struct work;
 };
@@ -184,9 +204,44 @@ struct vfsync_qconf {
 	unsigned int nvqs;
 };
 
-/* virtio_fs_sync.c */
-extern struct mutex vfsync_mutex;
+/*
+ * The virtio side's API for the FUSE side. A device is found by tag and
+ * held by reference; its queues carry buffers only between vfsync_connect()
+ * and vfsync_disconnect(). None of these may be called with a queue lock
+ * held; the locks they take are the virtio side's own.
+ */
 
+/* Module init and exit: the virtio driver, /sys/fs/virtio_fs_sync, debugfs */
+int vfsync_virtio_init(void);
+void vfsync_virtio_exit(void);
+/* The VIRTIO_FS_F_SYNC bit number; *@enabled: offered (sync=1) */
+unsigned int vfsync_sync_feature_bit(bool *enabled);
+
+/* The listed instance of @tag with a reference held, or NULL */
+struct vfsync_dev *vfsync_get(const char *tag);
+void vfsync_put(struct vfsync_dev *fs);
+
+/*
+ * Start the queues of a still-present device for a mount, @upper[i] being
+ * queue i's ->upper (fs->nvqs entries). -ENODEV: removal has begun; -EIO:
+ * the device was reset after a queue broke.
+ */
+int vfsync_connect(struct vfsync_dev *fs, void *const *upper);
+/* Stop the hiprio queue (no more FORGETs) and wait until every queue is idle */
+void vfsync_stop_hiprio(struct vfsync_dev *fs);
+/* Stop every queue, wait until they are idle, clear their ->upper */
+void vfsync_disconnect(struct vfsync_dev *fs);
+
+/*
+ * Send @buf (ops, sgs, byte counts, ->sync and ->may_block filled in).
+ * Never sleeps. 0: on a queue or parked for a retry, its ops will run;
+ * else an error and the caller still owns @buf.
+ */
+int vfsync_submit(struct vfsync_dev *fs, struct vfsync_buf *buf);
+/* A copy of @msg on the hiprio queue, no reply; may sleep, never fails */
+void vfsync_send_hiprio(struct vfsync_dev *fs, const void *msg, size_t len);
+
+/* Pure functions and the engine's set-up, for KUnit */
 int vfsync_parse_config(u32 req_queues, u32 sync_queues, bool sync_feature,
 			unsigned int nr_cpus, struct vfsync_qconf *conf);
 void vfsync_map_spread(unsigned int *map, unsigned int map_len,
@@ -195,39 +250,17 @@ void vfsync_map_spread(unsigned int *map, unsigned int map_len,
 void vfsync_map_sync(unsigned int *map, unsigned int map_len,
 		     const unsigned int *cpus, unsigned int ncpus,
 		     unsigned int nqueues, unsigned int first_vq);
-bool vfsync_sync_eligible(u32 opcode, bool background, bool hiprio,
-			  size_t bytes, size_t max_bytes);
 unsigned int vfsync_min_queue_size(const unsigned int *sizes,
 				   const enum vfsync_vq_kind *kinds,
 				   unsigned int n, enum vfsync_vq_kind kind);
 int vfsync_stats_line(char *buf, size_t size, const char *name,
 		      const struct vfsync_stats *st);
-int vfsync_check_reply(const struct fuse_out_header *oh, u64 unique,
-		       unsigned int used_len, unsigned int offered_len,
-		       unsigned int out_args_len, unsigned int last_arg_len,
-		       bool argvar);
-
-struct vfsync_dev *vfsync_find_instance_locked(const char *tag);
-bool vfsync_alive_locked(struct vfsync_dev *fs);
-void vfsync_put(struct vfsync_dev *fs);
-unsigned int vfsync_queue_size(struct vfsync_dev *fs);
 void vfsync_init_vq(struct vfsync_dev *fs, struct vfsync_vq *fsvq,
 		    enum vfsync_vq_kind kind, const char *name);
 void vfsync_init_dev(struct vfsync_dev *fs);
 void vfsync_start_all_queues(struct vfsync_dev *fs);
-void vfsync_stop_all_queues(struct vfsync_dev *fs);
-void vfsync_stop_queue(struct vfsync_vq *fsvq);
-void vfsync_drain_all_queues(struct vfsync_dev *fs);
-int vfsync_submit(struct vfsync_dev *fs, struct vfsync_buf *buf);
-void vfsync_defer_end(struct vfsync_dev *fs, struct list_head *entry);
-void vfsync_send_forget(struct vfsync_dev *fs, u64 nodeid, u64 nlookup,
-			u64 unique);
-void vfsync_count_bad_reply(struct vfsync_vq *fsvq);
-
-/* fuse_glue.c */
-int vfsync_fuse_register(void);
-void vfsync_fuse_unregister(void);
-const char *vfsync_fuse_fs_name(void);
-void vfsync_fuse_end_entry(struct list_head *entry);
+void vfsync_floor_summary(u64 *ns, unsigned int n, unsigned int busy,
+			  struct vfsync_floor *out);
+int vfsync_floor_run(struct vfsync_dev *fs, unsigned int n);
 
 #endif /* _VIRTIO_FS_SYNC_H */

@@ -22,7 +22,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 [ -f "$repo/Kconfig" ] || { echo "intree.sh: no driver sources in $repo" >&2; exit 1; }
 
 # The explicit list of what the in-tree build needs.
-files="Kbuild Kconfig compat.h virtio_fs_sync.h virtio_fs_sync.c fuse_glue.c
+files="Kbuild Kconfig compat.h virtio_fs_sync.h virtio_fs_sync.c fuse_glue.h fuse_glue.c
 tests/kunit/virtio_fs_sync_test.c"
 
 install_into() {

@@ -274,6 +274,27 @@ kicks() {
 t uml:kick-channel kicks uml:kick-channel channel
 t uml:kick-inband kicks uml:kick-inband in-band --dev-opts --no-kick-channel
 
+# kick_floor NAME N RUNNER-ARGS...: the driver's test-only kick floor
+# (tests/vm/scenarios/kick-floor) makes N kicks of the sync queue with
+# nothing on it and reports N. The device agrees: its sync queues saw
+# exactly N kicks more than requests, and answered none with a call (a
+# call per empty kick would make at least N). Times are never asserted.
+kick_floor() {
+	local name=$1 n=$2 res=$logs/$1.results kicks reqs calls
+	shift 2
+	"$repo/tests/vm/run" --driver ours --sync on --results "$res" "$@" -- \
+		"$repo/tests/vm/scenarios/kick-floor" "$n" || return 1
+	grep 'type=sync' "$res/dev-stats" || { echo "FAIL: no sync queue in dev-stats"; return 1; }
+	kicks=$(counter_sum "$res/dev-stats" 'type=sync' channel_kicks)
+	reqs=$(counter_sum "$res/dev-stats" 'type=sync' requests)
+	calls=$(counter_sum "$res/dev-stats" 'type=sync' calls)
+	echo "device, sync queues: channel_kicks=$kicks requests=$reqs calls=$calls"
+	[ $((kicks - reqs)) = "$n" ] ||
+		{ echo "FAIL: $((kicks - reqs)) kicks without a request, want $n"; return 1; }
+	[ "$calls" -lt "$n" ] || { echo "FAIL: $calls calls: the empty kicks were answered"; return 1; }
+}
+t uml:kick-floor kick_floor uml:kick-floor 1000
+
 # a task's O_DIRECT I/O completes inside the kick (FUSE_ASYNC_DIO not offered)
 t uml:direct-io-sync "$repo/tests/vm/run" --results "$logs/uml:direct-io-sync.results" \
 	--driver ours --sync on -- "$repo/tests/vm/scenarios/direct-io" sync

@@ -4,8 +4,10 @@
  * sync-queue eligibility policy, reply validation, configuration parsing,
  * queue sizes, stats lines) and the virtio side's queue engine driven
  * against real split rings (vring_new_virtqueue()) served by a small
- * in-test device. Shapes with many CPUs are tested through CPU id lists,
- * so they run on uniprocessor UML as well.
+ * in-test device. The FUSE side's policy and reply check are pure
+ * functions of the FUSE wire format; the engine sees only test buffers.
+ * Shapes with many CPUs are tested through CPU id lists, so they run on
+ * uniprocessor UML as well.
  */
 
 #include <kunit/test.h>
@@ -18,6 +20,7 @@
 #include <linux/virtio_config.h>
 #include <linux/virtio_ring.h>
 
+#include "../../fuse_glue.h"
 #include "../../virtio_fs_sync.h"
 
 #define TEST_FIRST_VQ	5
@@ -472,20 +475,21 @@ static struct test_buf *to_tb(struct vfsync_buf *buf)
 	return container_of(buf, struct test_buf, buf);
 }
 
-static void test_sent_locked(struct vfsync_buf *buf)
+static void test_sent_locked(struct vfsync_buf *buf, void *upper)
 {
 	to_tb(buf)->sent++;
 }
 
-static void test_reaped_locked(struct vfsync_buf *buf)
+static void test_reaped_locked(struct vfsync_buf *buf, void *upper)
 {
 	to_tb(buf)->reaped++;
 }
 
-static void test_complete(struct vfsync_buf *buf)
+static int test_complete(struct vfsync_buf *buf, void *upper)
 {
 	to_tb(buf)->completed++;
 	to_tb(buf)->err = buf->error;
+	return 0;
 }
 
 static void test_fail(struct vfsync_buf *buf, int err)
@@ -501,7 +505,8 @@ static const struct vfsync_buf_ops test_buf_ops = {
 	.fail = test_fail,
 };
 
-static struct test_buf *test_buf(struct kunit *test, u32 opcode)
+/* A buffer the upper layer let take a sync queue (@sync) or not */
+static struct test_buf *test_buf(struct kunit *test, bool sync)
 {
 	struct test_buf *tb = kunit_kzalloc(test, sizeof(*tb), GFP_KERNEL);
 
@@ -516,9 +521,25 @@ static struct test_buf *test_buf(struct kunit *test, u32 opcode)
 	tb->buf.in_sgs = 1;
 	tb->buf.out_bytes = 32;
 	tb->buf.in_bytes = 32;
-	tb->buf.opcode = opcode;
+	tb->buf.sync = sync;
 	INIT_LIST_HEAD(&tb->buf.list);
 	return tb;
+}
+
+#define TEST_SYNC_OK	true	/* e.g. GETATTR */
+#define TEST_ASYNC	false	/* e.g. FSYNC or a background request */
+
+/* Park one buffer: fill the held request ring and submit one more */
+static void test_fill_request_ring(struct kunit *test, struct test_dev *td,
+				   struct test_buf **tb)
+{
+	unsigned int i;
+
+	td->rings[TEST_REQ].mode = TEST_HOLD;
+	for (i = 0; i <= TEST_FIT; i++) {
+		tb[i] = test_buf(test, TEST_ASYNC);
+		KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &tb[i]->buf), 0);
+	}
 }
 
 static struct test_dev *to_td(struct virtqueue *vq)
@@ -689,7 +710,7 @@ static void vfsync_engine_exit(struct kunit *test)
 static void vfsync_test_engine_inline(struct kunit *test)
 {
 	struct test_dev *td = test->priv;
-	struct test_buf *a = test_buf(test, FUSE_GETATTR);
+	struct test_buf *a = test_buf(test, TEST_SYNC_OK);
 
 	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
 	KUNIT_EXPECT_EQ(test, a->completed, 1U);
@@ -711,8 +732,8 @@ static void vfsync_test_engine_deferred_by_kicker(struct kunit *test)
 {
 	struct test_dev *td = test->priv;
 	struct test_ring *r = &td->rings[TEST_SYNC];
-	struct test_buf *a = test_buf(test, FUSE_GETATTR);
-	struct test_buf *b = test_buf(test, FUSE_GETATTR);
+	struct test_buf *a = test_buf(test, TEST_SYNC_OK);
+	struct test_buf *b = test_buf(test, TEST_SYNC_OK);
 
 	r->mode = TEST_HOLD;
 	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
@@ -746,7 +767,7 @@ static void vfsync_test_engine_deferred_by_callback(struct kunit *test)
 {
 	struct test_dev *td = test->priv;
 	struct test_ring *r = &td->rings[TEST_SYNC];
-	struct test_buf *a = test_buf(test, FUSE_GETATTR);
+	struct test_buf *a = test_buf(test, TEST_SYNC_OK);
 
 	r->mode = TEST_HOLD;
 	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
@@ -770,9 +791,9 @@ static void vfsync_test_engine_busy(struct kunit *test)
 {
 	struct test_dev *td = test->priv;
 	struct vfsync_vq *sq = &td->vqs[TEST_SYNC];
-	struct test_buf *a = test_buf(test, FUSE_GETATTR);
-	struct test_buf *b = test_buf(test, FUSE_GETATTR);
-	struct test_buf *c = test_buf(test, FUSE_GETATTR);
+	struct test_buf *a = test_buf(test, TEST_SYNC_OK);
+	struct test_buf *b = test_buf(test, TEST_SYNC_OK);
+	struct test_buf *c = test_buf(test, TEST_SYNC_OK);
 
 	/* Busy: the request takes the request queue */
 	sq->test_busy = true;
@@ -816,8 +837,8 @@ static void vfsync_test_engine_busy(struct kunit *test)
 static void vfsync_test_engine_routing(struct kunit *test)
 {
 	struct test_dev *td = test->priv;
-	struct test_buf *a = test_buf(test, FUSE_FSYNC);
-	struct test_buf *b = test_buf(test, FUSE_GETATTR);
+	struct test_buf *a = test_buf(test, TEST_ASYNC);
+	struct test_buf *b = test_buf(test, TEST_SYNC_OK);
 
 	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
 	td->fs.sync_queue_size = 1;
@@ -842,11 +863,7 @@ static void vfsync_test_engine_park(struct kunit *test)
 	struct test_buf *tb[TEST_FIT + 1];
 	unsigned int i;
 
-	td->rings[TEST_REQ].mode = TEST_HOLD;
-	for (i = 0; i <= TEST_FIT; i++) {
-		tb[i] = test_buf(test, FUSE_FSYNC);
-		KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &tb[i]->buf), 0);
-	}
+	test_fill_request_ring(test, td, tb);
 	KUNIT_EXPECT_EQ(test, STAT(td, TEST_REQ, full), 1);
 	KUNIT_EXPECT_EQ(test, tb[TEST_FIT]->sent, 0U);
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&rq->in_flight), TEST_FIT + 1);
@@ -896,11 +913,7 @@ static void vfsync_test_engine_repark_race(struct kunit *test)
 	struct test_buf *tb[TEST_FIT + 1];
 	unsigned int i;
 
-	td->rings[TEST_REQ].mode = TEST_HOLD;
-	for (i = 0; i <= TEST_FIT; i++) {
-		tb[i] = test_buf(test, FUSE_FSYNC);
-		KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &tb[i]->buf), 0);
-	}
+	test_fill_request_ring(test, td, tb);
 	rq->test_after_full = test_release_now;
 	rq->dispatch_work.func(&rq->dispatch_work);
 	rq->test_after_full = NULL;
@@ -921,9 +934,9 @@ static void vfsync_test_engine_broken(struct kunit *test)
 {
 	struct test_dev *td = test->priv;
 	struct vfsync_vq *sq = &td->vqs[TEST_SYNC];
-	struct test_buf *a = test_buf(test, FUSE_GETATTR);
-	struct test_buf *b = test_buf(test, FUSE_GETATTR);
-	struct test_buf *c = test_buf(test, FUSE_GETATTR);
+	struct test_buf *a = test_buf(test, TEST_SYNC_OK);
+	struct test_buf *b = test_buf(test, TEST_SYNC_OK);
+	struct test_buf *c = test_buf(test, TEST_SYNC_OK);
 
 	td->rings[TEST_SYNC].mode = TEST_HOLD;
 	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
@@ -944,6 +957,50 @@ static void vfsync_test_engine_broken(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c->sent, 0U);
 }
 
+/*
+ * Issue 17, item 2: the kick floor kicks the sync queue with nothing on
+ * it, one timed kick at a time, and refuses what it cannot measure.
+ */
+static void vfsync_test_engine_floor(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct test_ring *r = &td->rings[TEST_SYNC];
+	struct vfsync_floor *f = &td->fs.floor;
+
+	KUNIT_EXPECT_EQ(test, vfsync_floor_run(&td->fs, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, vfsync_floor_run(&td->fs, VFSYNC_FLOOR_MAX + 1),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, r->kicks, 0U);
+
+	KUNIT_ASSERT_EQ(test, vfsync_floor_run(&td->fs, 5), 0);
+	KUNIT_EXPECT_EQ(test, r->kicks, 5U);
+	KUNIT_EXPECT_EQ(test, f->kicks, 5ULL);
+	KUNIT_EXPECT_EQ(test, f->busy, 0ULL);
+	KUNIT_EXPECT_LE(test, f->min_ns, f->median_ns);
+	KUNIT_EXPECT_LE(test, f->median_ns, f->max_ns);
+	KUNIT_EXPECT_LE(test, f->mean_ns, f->max_ns);
+	KUNIT_EXPECT_GE(test, f->mean_ns, f->min_ns);
+	/* Nothing added, nothing reaped, no interrupt */
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, submitted), 0);
+	KUNIT_EXPECT_EQ(test, (unsigned int)r->last_avail, 0U);
+	KUNIT_EXPECT_EQ(test, r->irqs, 0U);
+
+	/* Another CPU in its kick: skipped and counted, never waited for */
+	td->vqs[TEST_SYNC].test_busy = true;
+	KUNIT_EXPECT_EQ(test, vfsync_floor_run(&td->fs, 3), 0);
+	td->vqs[TEST_SYNC].test_busy = false;
+	KUNIT_EXPECT_EQ(test, f->kicks, 0ULL);
+	KUNIT_EXPECT_EQ(test, f->busy, 3ULL);
+	KUNIT_EXPECT_EQ(test, r->kicks, 5U);
+
+	td->fs.num_sync_queues = 0;
+	KUNIT_EXPECT_EQ(test, vfsync_floor_run(&td->fs, 1), -EOPNOTSUPP);
+	td->fs.num_sync_queues = 1;
+	WRITE_ONCE(td->fs.failed, true);
+	KUNIT_EXPECT_EQ(test, vfsync_floor_run(&td->fs, 1), -ENODEV);
+	KUNIT_EXPECT_EQ(test, r->kicks, 5U);
+}
+
 static struct kunit_case vfsync_engine_cases[] = {
 	KUNIT_CASE(vfsync_test_engine_inline),
 	KUNIT_CASE(vfsync_test_engine_deferred_by_kicker),
@@ -953,6 +1010,7 @@ static struct kunit_case vfsync_engine_cases[] = {
 	KUNIT_CASE(vfsync_test_engine_park),
 	KUNIT_CASE(vfsync_test_engine_repark_race),
 	KUNIT_CASE(vfsync_test_engine_broken),
+	KUNIT_CASE(vfsync_test_engine_floor),
 	{}
 };
 
@@ -962,6 +1020,24 @@ static struct kunit_suite vfsync_engine_suite = {
 	.exit = vfsync_engine_exit,
 	.test_cases = vfsync_engine_cases,
 };
+
+static void vfsync_test_floor_summary(struct kunit *test)
+{
+	u64 ns[] = { 5, 1, 3, 2 };
+	struct vfsync_floor f;
+
+	vfsync_floor_summary(ns, ARRAY_SIZE(ns), 7, &f);
+	KUNIT_EXPECT_EQ(test, f.kicks, 4ULL);
+	KUNIT_EXPECT_EQ(test, f.busy, 7ULL);
+	KUNIT_EXPECT_EQ(test, f.min_ns, 1ULL);
+	KUNIT_EXPECT_EQ(test, f.median_ns, 2ULL);	/* the lower middle */
+	KUNIT_EXPECT_EQ(test, f.mean_ns, 2ULL);		/* 11 / 4 */
+	KUNIT_EXPECT_EQ(test, f.max_ns, 5ULL);
+
+	vfsync_floor_summary(ns, 0, 0, &f);
+	KUNIT_EXPECT_EQ(test, f.kicks, 0ULL);
+	KUNIT_EXPECT_EQ(test, f.max_ns, 0ULL);
+}
 
 static struct kunit_case vfsync_map_cases[] = {
 	KUNIT_CASE(vfsync_test_map_sync),
@@ -976,6 +1052,7 @@ static struct kunit_case vfsync_policy_cases[] = {
 	KUNIT_CASE(vfsync_test_config),
 	KUNIT_CASE(vfsync_test_queue_size),
 	KUNIT_CASE(vfsync_test_stats_line),
+	KUNIT_CASE(vfsync_test_floor_summary),
 	{}
 };
 
