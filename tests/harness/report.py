@@ -112,6 +112,20 @@ def sizes_text(runs):
     return SIZES_TEXT.format(**f)
 
 
+def boot_workloads(kind, runs):
+    """The guest-bench.sh workloads (and size) of RUNS, from their run_args."""
+    seen = []
+    for r in runs:
+        a = r.get("run_args") or []
+        g = a[a.index("--") + 1:] if "--" in a else a
+        w = g[g.index("--workloads") + 1] if "--workloads" in g[:-1] else "?"
+        sz = g[g.index("--size") + 1] if "--size" in g[:-1] else "?"
+        t = "%s (%s%s)" % (w, sz, ", cache=never" if kind == "floor" else "")
+        if t not in seen:
+            seen.append(t)
+    return "; ".join(seen)
+
+
 def pin_word(env, key):
     return "`%s`" % env[key] if env.get(key) else "unpinned"
 
@@ -511,6 +525,55 @@ class Report:
             bad.append("%s %s: the sync path did not run (driver inline = 0)" % (kind, c))
         return bad
 
+    def device_timing_section(self):
+        """Per-queue device time per request (the device's busy_ns, handler_ns,
+        queued_ns/queued), per configuration and boot kind."""
+        p = self.p
+        have = [r for r in self.runs if r["rc"] == 0
+                and any("handler_ns" in q for q in r.get("dev_stats") or [])]
+        if not have:
+            return
+        p("## Device time per request (the device's per-queue stats)")
+        p("")
+        p("From the device's `--stats-file` of each boot (vhost-user-fs/README.md, Counters), "
+          "per queue type: *queued* = `queued_ns / queued`, the time from the kick to the "
+          "start of the chain's processing (sync queues: every chain, from the kick's arrival "
+          "to its start on the handler thread; request queues: the first chain a worker takes "
+          "after a kick, the hand-off and wake-up); *FUSE server* = `handler_ns / requests`, "
+          "the operation and its host system calls; *rest* = `(busy_ns - handler_ns) / "
+          "requests`, the device's transport work (request in, reply out, used ring); "
+          "*busy* = `busy_ns / requests`. Each figure is computed per boot and the table gives "
+          "the median over the boots (min–max), in us. The stats cover a whole boot, so the "
+          "workloads are those the boot ran (guest-bench.sh `--workloads`; floor boots run the "
+          "stat loop with the device's `--cache=never`); a per-workload split of one boot would "
+          "need the stats read between phases. Boots whose device did not record these fields "
+          "(older devices) show \"not recorded\".")
+        p("")
+        p("| config | boots | workloads | queue | requests per boot | queued, us | FUSE server, us "
+          "| rest of busy, us | busy, us |")
+        p("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        for kind in ("main", "floor", "probe", "smp", "qemu"):
+            for c in self.groups[KIND_GROUP.get(kind, "uml")]:
+                rs = [r for r in self.runs if r["kind"] == kind and r["config"] == c and r["rc"] == 0]
+                if not rs:
+                    continue
+                rec = [r for r in rs if any("handler_ns" in q for q in r.get("dev_stats") or [])]
+                wl = boot_workloads(kind, rs)
+                if not rec:
+                    if any(r.get("dev_stats") for r in rs):
+                        p("| %s | %d | %s | - | not recorded | | | | |" % (c, len(rs), wl))
+                    continue
+                for qtype in ("sync", "request", "hiprio"):
+                    per = [counters.queue_times(r["dev_stats"], qtype) for r in rec]
+                    per = [x for x in per if x]
+                    if not per:
+                        continue
+                    cols = [cell(stats3([x[k] for x in per]))
+                            for k in ("requests", "queued_us", "handler_us", "rest_us", "busy_us")]
+                    n = "%d" % len(rec) if len(rec) == len(rs) else "%d of %d" % (len(rec), len(rs))
+                    p("| %s | %s | %s | %s | %s |" % (c, n, wl, qtype, " | ".join(cols)))
+        p("")
+
     # ---------------------------------------------------------- summary
 
     def sline(self, stats, wid, label, a, b):
@@ -578,6 +641,7 @@ def render(jpath, mdpath, svgdir, notes=None):
     qemu = rep.qemu_section()
     smp = rep.smp_section()
     rep.counters_section()
+    rep.device_timing_section()
     rep.summary_section(uml, qemu, smp)
     rep.notes(notes)
     with open(mdpath, "w") as f:
