@@ -21,7 +21,7 @@ import tarfile
 import tempfile
 import time
 
-from harness import configs, report
+from harness import configs, counters, report
 from harness.collect import collect
 from harness.tools import (BENCH, BUILD, CACHE, REPO, Fail, build_uml, git_describe, logger,
                            output, tail, uml_build_key, vfsbench, vm_run)
@@ -200,6 +200,33 @@ def run_list(s):
     return runs
 
 
+def merge_dev_opts(args):
+    """ARGS with every --dev-opts joined into one, last (tests/vm/run keeps
+    only the last --dev-opts of a share)."""
+    out, dev = [], []
+    i = 0
+    while i < len(args):
+        if args[i] == "--dev-opts" and i + 1 < len(args):
+            dev.append(args[i + 1])
+            i += 2
+            continue
+        out.append(args[i])
+        i += 1
+    return out + (["--dev-opts", " ".join(dev)] if dev else [])
+
+
+def faithful_pins(pd, pg):
+    """(device CPU list, --pin-sync and --pin-workers options) of the
+    faithful layout: the device starts on both lists (its threads may only
+    be pinned within them), its sync handler on the guest's first CPU, its
+    workers on the device's CPUs (the guest's on a 1-CPU host)."""
+    dcpus = counters.cpu_list(pd)
+    gcpus = counters.cpu_list(pg)
+    both = ",".join(str(x) for x in sorted(set(dcpus) | set(gcpus)))
+    workers = ",".join(str(x) for x in (dcpus if set(dcpus) - set(gcpus) else gcpus))
+    return both, ["--dev-opts", "--pin-sync=%d --pin-workers=%s" % (gcpus[0], workers)]
+
+
 def uml_args(s, name, pin=None):
     """tests/vm/run options of a UML configuration; PIN is CPUS (device and
     guest) or DEV:GUEST."""
@@ -207,13 +234,15 @@ def uml_args(s, name, pin=None):
     pd, pg = s.pin_device, s.pin_guest
     if pin:
         pd, pg = pin.split(":")[0], pin.split(":", 1)[-1]
-    head = []
+    head, tail = [], []
     if c.group == "smp":
         # a sync queue and a request queue per vCPU (tests/vm/run's default)
         pd, pg = s.smp_pin_device, s.smp_pin_guest
         head = ["--kernel", "7.3", "--cpus", s.smp_cpus]
+    elif c.layout == "faithful":
+        pd, tail = faithful_pins(pd, pg)
     return head + ["--substrate", "uml", "--flavor", s.flavor, "--pin-device", pd,
-                   "--pin-guest", pg, "--mem", s.mem] + list(c.run_args)
+                   "--pin-guest", pg, "--mem", s.mem] + list(c.run_args) + tail
 
 
 def qemu_args(s, name):
@@ -228,15 +257,16 @@ def qemu_args(s, name):
 def boot_args(s, kind, c):
     """(tests/vm/run options, guest-bench.sh options) of one boot."""
     if kind == "main":
-        return uml_args(s, c), ["--size", s.size, "--workloads", s.workloads]
+        return merge_dev_opts(uml_args(s, c)), ["--size", s.size, "--workloads", s.workloads]
     if kind == "floor":
-        return uml_args(s, c) + ["--dev-opts", "--cache=never"], ["--size", s.size, "--workloads", "floor"]
+        return (merge_dev_opts(uml_args(s, c) + ["--dev-opts", "--cache=never"]),
+                ["--size", s.size, "--workloads", "floor"])
     if kind == "probe":
         name, pin = c.split("/pin", 1)
-        return uml_args(s, name, pin), ["--size", "quick", "--workloads", s.probe_workloads]
+        return merge_dev_opts(uml_args(s, name, pin)), ["--size", "quick", "--workloads", s.probe_workloads]
     if kind == "qemu":
         return qemu_args(s, c), ["--size", s.qemu_size, "--workloads", s.qemu_workloads]
-    return uml_args(s, c), ["--size", s.size, "--workloads", s.smp_workloads]
+    return merge_dev_opts(uml_args(s, c)), ["--size", s.size, "--workloads", s.smp_workloads]
 
 
 def boot(s, ctx, i, kind, c, r):
@@ -311,7 +341,7 @@ def environment(s, ctx):
         ("gcc_version", output(["gcc", "-dumpfullversion"])), ("qemu_version", qemu),
         ("pin_device", s.pin_device), ("pin_guest", s.pin_guest),
         ("qemu_pin_device", s.qemu_pin_device), ("qemu_pin_guest", s.qemu_pin_guest),
-        ("pin_probe", s.pin_probe), ("size", s.size), ("qemu_size", s.qemu_size),
+        ("pin_probe", s.pin_probe), ("workloads", s.workloads), ("size", s.size), ("qemu_size", s.qemu_size),
         ("repeats", s.repeats), ("mem_mb", s.mem), ("make_dir", s.make_dir),
         ("tarball", tarball_line(ctx["tarball"])),
         ("device", "vhost-user-fs/vhost-user-fs, options from tests/vm/run: "

@@ -248,6 +248,39 @@ class Report:
         self.p("")
         self.p(CONFIG_TEXT)
         self.p("")
+        self.layouts()
+
+    def layouts(self):
+        """The pinning layouts of the UML configurations in this run."""
+        p = self.p
+        used = {}
+        for c in self.groups["uml"]:
+            if c in configs.CONFIGS and configs.CONFIGS[c].guest_driver == "tmpfs":
+                continue  # no device
+            lay = configs.CONFIGS[c].layout if c in configs.CONFIGS else "split"
+            used.setdefault(lay, []).append(c)
+        if "pin_device" not in self.env or not used:
+            return
+        p("Pinning layouts of the UML boots (device `%s`, guest `%s`):"
+          % (self.env.get("pin_device"), self.env.get("pin_guest")))
+        p("")
+        for lay in ("split", "faithful"):
+            names = ", ".join("`%s`" % c for c in used.get(lay, [])) or "none in this run"
+            p("- *%s* (%s): %s." % (lay, names, configs.LAYOUTS[lay]))
+        if "faithful" not in used:
+            p("- (`ours-sync-faithful` is not among this run's configurations; "
+              "`BENCH_CONFIGS` adds it.)")
+        p("")
+        aff = {}
+        for r in self.runs:
+            if r["kind"] in ("main", "floor") and r.get("device_affinity") and r["rc"] == 0:
+                key = (r["config"], "; ".join(r["device_affinity"]))
+                aff[key] = aff.get(key, 0) + 1
+        if aff:
+            p("The device's threads' affinity, as it logged it (read back with "
+              "`sched_getaffinity`): " + "; ".join(
+                  "`%s` (%d boots): %s" % (c, n, a) for (c, a), n in sorted(aff.items())) + ".")
+            p("")
 
     def failed_boots(self):
         failed = [r for r in self.runs if r["rc"] != 0]
