@@ -15,6 +15,7 @@ them); re-render an existing run with
 import datetime
 import json
 import os
+import random
 import subprocess
 import sys
 import tarfile
@@ -59,6 +60,9 @@ SETTINGS = (
     ("probe_workloads", "BENCH_PROBE_WORKLOADS", "floor", True, "the probe boots' workloads"),
     ("qemu_pin_device", "BENCH_QEMU_PIN_DEVICE", "", True, "taskset list for the QEMU boots' device"),
     ("qemu_pin_guest", "BENCH_QEMU_PIN_GUEST", "", True, "and for QEMU (default unpinned)"),
+    ("order", "BENCH_ORDER", "rotate", True, "boot order within a repeat: rotate (configurations "
+     "rotated by one per repeat), shuffle (random, BENCH_SEED) or fixed"),
+    ("seed", "BENCH_SEED", None, True, "the shuffle's seed (default from the clock; recorded)"),
     ("make_dir", "BENCH_MAKE_DIR", "tools/objtool", True, "what the build workload makes"),
     ("probe_repeats", "BENCH_PROBE_REPEATS", None, True, "probes in the first N repeats only "
      "(default BENCH_REPEATS)"),
@@ -75,7 +79,7 @@ SETTINGS = (
 COMMAND = ("size", "repeats", "pin_device", "pin_guest", "qemu_pin_device", "qemu_pin_guest",
            "flavor", "configs'", "qemu_configs'", "qemu_size", "smp_configs'", "smp_cpus",
            "smp_workloads", "smp_pin_device", "smp_pin_guest", "workloads", "floor", "pin_probe'",
-           "probe_repeats", "make_dir")
+           "probe_repeats", "order", "seed", "make_dir")
 
 
 class Settings:
@@ -91,6 +95,9 @@ class Settings:
         self.pin_device = self.pin_device or pin or "0"
         self.pin_guest = self.pin_guest or pin or ("1" if TWO_CPUS else "0")
         self.probe_repeats = self.probe_repeats or self.repeats
+        if self.order not in ("rotate", "shuffle", "fixed"):
+            raise ValueError("BENCH_ORDER=rotate|shuffle|fixed")
+        self.seed = self.seed or str(int(time.time()))
         if self.size not in BOOT:
             raise ValueError("BENCH_SIZE=quick|reduced|full")
         self.mem = self.mem or str(BOOT[self.size][0])
@@ -183,17 +190,31 @@ def tarball_line(tarball):
 
 # ---------------------------------------------------------------- runs
 
+def ordered(s, names, r, rng):
+    """NAMES in repeat R's order: rotated by R-1, shuffled or as given."""
+    names = list(names)
+    if s.order == "rotate" and names:
+        k = (r - 1) % len(names)
+        return names[k:] + names[:k]
+    if s.order == "shuffle":
+        rng.shuffle(names)
+    return names
+
+
 def run_list(s):
-    """(kind, config, repeat): repeats outermost, so that drift spreads over
-    configurations."""
+    """(kind, config, repeat): repeats outermost (every configuration boots
+    once per repeat, A B C A B C ...), so that drift spreads over
+    configurations, and within a repeat the configurations in BENCH_ORDER's
+    order, so that none always boots first or after the same one."""
     runs = []
     uml = s.configs.split()
+    rng = random.Random(s.seed)
     for r in range(1, s.repeats_n + 1):
-        runs += [("main", c, r) for c in uml]
+        runs += [("main", c, r) for c in ordered(s, uml, r, rng)]
         if s.floor == "1":
-            runs += [("floor", c, r) for c in uml if c != "tmpfs"]
-        runs += [("qemu", c, r) for c in s.qemu_configs.split()]
-        runs += [("smp", c, r) for c in s.smp_configs.split()]
+            runs += [("floor", c, r) for c in ordered(s, [c for c in uml if c != "tmpfs"], r, rng)]
+        runs += [("qemu", c, r) for c in ordered(s, s.qemu_configs.split(), r, rng)]
+        runs += [("smp", c, r) for c in ordered(s, s.smp_configs.split(), r, rng)]
         for c in configs.PROBED:
             if r <= s.probe_repeats_n and c in uml:
                 runs += [("probe", "%s/pin%s" % (c, p), r) for p in s.pin_probe.split()]
@@ -342,7 +363,7 @@ def environment(s, ctx):
         ("pin_device", s.pin_device), ("pin_guest", s.pin_guest),
         ("qemu_pin_device", s.qemu_pin_device), ("qemu_pin_guest", s.qemu_pin_guest),
         ("pin_probe", s.pin_probe), ("workloads", s.workloads), ("size", s.size), ("qemu_size", s.qemu_size),
-        ("repeats", s.repeats), ("mem_mb", s.mem), ("make_dir", s.make_dir),
+        ("repeats", s.repeats), ("order", s.order), ("seed", s.seed), ("mem_mb", s.mem), ("make_dir", s.make_dir),
         ("tarball", tarball_line(ctx["tarball"])),
         ("device", "vhost-user-fs/vhost-user-fs, options from tests/vm/run: "
          "--request-queues=<vCPUs> --sync-queues=<vCPUs> (UML: 1 and 1), device defaults otherwise "

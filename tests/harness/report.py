@@ -25,7 +25,7 @@ import sys
 from harness import configs, counters, metrics, sizes
 from harness.charts import slug, svg_bars
 from harness.collect import collect, read, slim_fio
-from harness.stats import cell, fmt, ratio_cell, stats3
+from harness.stats import beyond_spread, cell, fmt, ratio_cell, stats3
 
 SIZES_TEXT = """Sizes (`bench/guest-bench.sh`): `full` is benchmarks.md (fio {full_fio} file,
 {full_fio_s} s; {full_unlink} files for unlink; {full_sf} small files; {full_seq} sequential; stat loop
@@ -58,6 +58,13 @@ only the floor phases. There is no way to kick a queue with nothing to do
 the cheapest FUSE request: stat() of one file with attribute caching off; the
 syscall floor (getppid) and the tmpfs stat are given beside it."""
 
+SPREAD_TEXT = ("Median of the boots (min–max; the spread: the relative range, (max − min) / "
+               "median, in per cent); ratios are of medians, \"better\" in the metric's "
+               "direction. **beyond spread**: the two configurations' min–max ranges do not "
+               "overlap (every boot of one is better than every boot of the other), a "
+               "difference larger than the boot-to-boot spread; within spread: they overlap, "
+               "so the run does not tell the two apart; no mark: one of them has a single boot.")
+
 ENV_ROWS = (("date", "date (UTC)"), ("host", "host"), ("host_kernel", "host kernel"),
             ("host_cpus", "host CPUs"), ("host_cpu_model", "CPU"),
             ("driver_version", "driver (`git describe`)"),
@@ -66,6 +73,7 @@ ENV_ROWS = (("date", "date (UTC)"), ("host", "host"), ("host_kernel", "host kern
             ("device", "device"), ("pin", "pinning (taskset -c, device and UML on one list)"),
             ("mem_mb", "UML guest memory, MB"), ("size", "UML workload sizes (BENCH_SIZE)"),
             ("qemu_size", "QEMU workload sizes"), ("repeats", "boots per configuration"),
+            ("order", "boot order within a repeat (BENCH_ORDER)"), ("seed", "the seed (used by BENCH_ORDER=shuffle)"),
             ("tarball", "build workload"), ("wall_s", "wall time of the whole run, s"))
 
 # The summary's ratios: (workload, row) for each pair of configurations.
@@ -248,6 +256,16 @@ class Report:
         self.p("")
         self.p(CONFIG_TEXT)
         self.p("")
+        order = {"rotate": "rotated by one configuration per repeat (repeat 1: A B C, "
+                           "repeat 2: B C A, ...)",
+                 "shuffle": "shuffled, with the seed `%s`" % self.env.get("seed"),
+                 "fixed": "the same in every repeat"}.get(self.env.get("order"))
+        if order:
+            self.p("Boot order: repeats outermost, every configuration boots once per repeat "
+                   "(configurations interleaved, so that drift of the host spreads over all of "
+                   "them); within a repeat the order is %s (BENCH_ORDER). The boots' order is "
+                   "their number in the JSON's run ids." % order)
+            self.p("")
         self.layouts()
 
     def layouts(self):
@@ -319,7 +337,7 @@ class Report:
             if all(v is None for v in st.values()):
                 continue
             allstats[label] = (st, unit, better)
-            cells = [cell(st[c]) for c in cfgs]
+            cells = [cell(st[c], spread=True) for c in cfgs]
             rcells = [ratio_cell(st.get(a), st.get(b), better) for a, b in ratios]
             body.append("| %s | %s | %s |" % (label, " | ".join(cells), " | ".join(rcells))
                         if ratios else "| %s | %s |" % (label, " | ".join(cells)))
@@ -332,8 +350,7 @@ class Report:
         self.p("| " + " | ".join(["---"] * len(hdr)) + " |")
         self.md.extend(body)
         self.p("")
-        self.p("Median of the boots (min–max); ratios are of medians, \"better\" in the "
-               "metric's direction.")
+        self.p(SPREAD_TEXT)
         self.p("")
         self.charts(kind, cfgs, wid, title, allstats)
         return allstats
@@ -632,11 +649,32 @@ class Report:
                fmt(s["intree"][0]) if s.get("intree") else "-",
                fmt(s["ours-async"][0]) if s.get("ours-async") else "-"))
 
+    def spread_counts(self, uml):
+        """How many of the UML tables' ratios are beyond the spread."""
+        out = []
+        for a, b in configs.ratios("uml", self.groups["uml"]):
+            n = beyond = 0
+            for wid, rows in uml.items():
+                for label, (st, unit, better) in rows.items():
+                    sp = beyond_spread(st.get(a), st.get(b))
+                    if sp is not None:
+                        n += 1
+                        beyond += sp
+            if n:
+                out.append("- %s vs %s: %d of the %d UML table rows with two boots or more on "
+                           "both sides differ beyond the spread." % (a, b, beyond, n))
+        return out + ([""] if out else [])
+
     def summary_section(self, uml, qemu, smp):
         self.p("## Summary of ratios")
         self.p("")
+        self.p("Ratios of medians; **beyond spread** / within spread as in the tables (the "
+               "min–max ranges of the two configurations' boots do not / do overlap).")
+        self.p("")
+        self.md.extend(self.spread_counts(uml))
         for wid, label in SUMMARY_UML:
-            for a, b in (("ours-sync", "intree"), ("ours-sync", "ours-async")):
+            for a, b in (("ours-sync", "intree"), ("ours-sync", "ours-async"),
+                         ("ours-sync-faithful", "intree"), ("ours-sync-faithful", "ours-sync")):
                 self.sline(uml, wid, label, a, b)
         self.floor_line(uml)
         for wid, label in SUMMARY_QEMU:
