@@ -24,9 +24,10 @@ LAYOUTS = {
     "split": "the whole device (every thread) on BENCH_PIN_DEVICE, the guest on BENCH_PIN_GUEST: "
              "a separate device process on another core, every sync kick a cross-core hand-off "
              "to the device's handler thread and back (today's layout)",
-    "faithful": "the guest on BENCH_PIN_GUEST; the device started on both CPU lists, its sync "
-                "handler threads (and the control thread) pinned to the guest's CPU "
-                "(--pin-sync) and its request-queue workers to BENCH_PIN_DEVICE (--pin-workers): "
+    "faithful": "the guest on BENCH_PIN_GUEST; the device started unpinned, its sync "
+                "handler threads (and the control thread) pinned to the guest's first CPU "
+                "(--pin-sync) and its request-queue workers to BENCH_PIN_DEVICE (--pin-workers), "
+                "its other threads (the other queues' kick handlers) left on every CPU: "
                 "the real design, where the vCPU thread itself runs the sync request on its own "
                 "core while interrupt-driven work goes to a worker on another core",
 }
