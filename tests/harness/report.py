@@ -302,6 +302,12 @@ class Report:
 
     def failed_boots(self):
         failed = [r for r in self.runs if r["rc"] != 0]
+        phases = [(r["id"], ln.get("phase"), ln.get("rc")) for r in self.runs if r["rc"] == 0
+                  for ln in r.get("lines", []) if ln.get("rc") not in (0, None)]
+        if phases:
+            self.p("**Phases that failed in boots that ended well (their figures are left out):** "
+                   + "; ".join("`%s` %s (status %s)" % x for x in phases) + ".")
+            self.p("")
         if not failed:
             return
         self.p("**Boots that failed (their figures are left out):**")
@@ -540,7 +546,9 @@ class Report:
             p("**Check failed: the sync path ran where it should not, or not where it should:** "
               + "; ".join(check) + ".")
         else:
-            first, *rest = configs.sync_names()
+            first, *rest = configs.sync_names() + [
+                c for c in self.groups["uml"] + self.groups["smp"]
+                if c in configs.CONFIGS and configs.CONFIGS[c].sync and c not in configs.sync_names()]
             p("Check passed: inline completions and sync-queue requests appear only in `%s`"
               " (and %s)." % (first, ", ".join("`%s`" % n for n in rest)))
         p("")
