@@ -292,7 +292,7 @@ class Report:
         aff = {}
         for r in self.runs:
             if r["kind"] in ("main", "floor") and r.get("device_affinity") and r["rc"] == 0:
-                key = (r["config"], "; ".join(r["device_affinity"]))
+                key = (r["config"], "; ".join(sorted(r["device_affinity"])))
                 aff[key] = aff.get(key, 0) + 1
         if aff:
             p("The device's threads' affinity, as it logged it (read back with "
