@@ -15,13 +15,14 @@ them); re-render an existing run with
 import datetime
 import json
 import os
+import random
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
 
-from harness import configs, report
+from harness import configs, counters, report
 from harness.collect import collect
 from harness.tools import (BENCH, BUILD, CACHE, REPO, Fail, build_uml, git_describe, logger,
                            output, tail, uml_build_key, vfsbench, vm_run)
@@ -59,6 +60,9 @@ SETTINGS = (
     ("probe_workloads", "BENCH_PROBE_WORKLOADS", "floor", True, "the probe boots' workloads"),
     ("qemu_pin_device", "BENCH_QEMU_PIN_DEVICE", "", True, "taskset list for the QEMU boots' device"),
     ("qemu_pin_guest", "BENCH_QEMU_PIN_GUEST", "", True, "and for QEMU (default unpinned)"),
+    ("order", "BENCH_ORDER", "rotate", True, "boot order within a repeat: rotate (configurations "
+     "rotated by one per repeat), shuffle (random, BENCH_SEED) or fixed"),
+    ("seed", "BENCH_SEED", None, True, "the shuffle's seed (default from the clock; recorded)"),
     ("make_dir", "BENCH_MAKE_DIR", "tools/objtool", True, "what the build workload makes"),
     ("probe_repeats", "BENCH_PROBE_REPEATS", None, True, "probes in the first N repeats only "
      "(default BENCH_REPEATS)"),
@@ -75,7 +79,7 @@ SETTINGS = (
 COMMAND = ("size", "repeats", "pin_device", "pin_guest", "qemu_pin_device", "qemu_pin_guest",
            "flavor", "configs'", "qemu_configs'", "qemu_size", "smp_configs'", "smp_cpus",
            "smp_workloads", "smp_pin_device", "smp_pin_guest", "workloads", "floor", "pin_probe'",
-           "probe_repeats", "make_dir")
+           "probe_repeats", "order", "seed", "make_dir")
 
 
 class Settings:
@@ -91,6 +95,9 @@ class Settings:
         self.pin_device = self.pin_device or pin or "0"
         self.pin_guest = self.pin_guest or pin or ("1" if TWO_CPUS else "0")
         self.probe_repeats = self.probe_repeats or self.repeats
+        if self.order not in ("rotate", "shuffle", "fixed"):
+            raise ValueError("BENCH_ORDER=rotate|shuffle|fixed")
+        self.seed = self.seed or str(int(time.time()))
         if self.size not in BOOT:
             raise ValueError("BENCH_SIZE=quick|reduced|full")
         self.mem = self.mem or str(BOOT[self.size][0])
@@ -183,21 +190,64 @@ def tarball_line(tarball):
 
 # ---------------------------------------------------------------- runs
 
+def ordered(s, names, r, rng):
+    """NAMES in repeat R's order: rotated by R-1, shuffled or as given."""
+    names = list(names)
+    if s.order == "rotate" and names:
+        k = (r - 1) % len(names)
+        return names[k:] + names[:k]
+    if s.order == "shuffle":
+        rng.shuffle(names)
+    return names
+
+
 def run_list(s):
-    """(kind, config, repeat): repeats outermost, so that drift spreads over
-    configurations."""
+    """(kind, config, repeat): repeats outermost (every configuration boots
+    once per repeat, A B C A B C ...), so that drift spreads over
+    configurations, and within a repeat the configurations in BENCH_ORDER's
+    order, so that none always boots first or after the same one."""
     runs = []
     uml = s.configs.split()
+    rng = random.Random(s.seed)
     for r in range(1, s.repeats_n + 1):
-        runs += [("main", c, r) for c in uml]
+        runs += [("main", c, r) for c in ordered(s, uml, r, rng)]
         if s.floor == "1":
-            runs += [("floor", c, r) for c in uml if c != "tmpfs"]
-        runs += [("qemu", c, r) for c in s.qemu_configs.split()]
-        runs += [("smp", c, r) for c in s.smp_configs.split()]
+            runs += [("floor", c, r) for c in ordered(s, [c for c in uml if c != "tmpfs"], r, rng)]
+        runs += [("qemu", c, r) for c in ordered(s, s.qemu_configs.split(), r, rng)]
+        runs += [("smp", c, r) for c in ordered(s, s.smp_configs.split(), r, rng)]
         for c in configs.PROBED:
             if r <= s.probe_repeats_n and c in uml:
                 runs += [("probe", "%s/pin%s" % (c, p), r) for p in s.pin_probe.split()]
     return runs
+
+
+def merge_dev_opts(args):
+    """ARGS with every --dev-opts joined into one, last (tests/vm/run keeps
+    only the last --dev-opts of a share)."""
+    out, dev = [], []
+    i = 0
+    while i < len(args):
+        if args[i] == "--dev-opts" and i + 1 < len(args):
+            dev.append(args[i + 1])
+            i += 2
+            continue
+        out.append(args[i])
+        i += 1
+    return out + (["--dev-opts", " ".join(dev)] if dev else [])
+
+
+def faithful_pins(pd, pg):
+    """The --pin-sync and --pin-workers options of the faithful layout: the
+    sync handler on the guest's first CPU, the workers on the device's CPUs
+    (the guest's on a 1-CPU host). The device itself is started unpinned
+    (no --pin-device): its threads may only be pinned within the CPUs it
+    starts on, and its main thread, the control thread, is pinned to the
+    guest's CPU, which tests/vm/run's check of --pin-device would take for
+    a pinning that did not take."""
+    dcpus = counters.cpu_list(pd)
+    gcpus = counters.cpu_list(pg)
+    workers = ",".join(str(x) for x in (dcpus if set(dcpus) - set(gcpus) else gcpus))
+    return ["--dev-opts", "--pin-sync=%d --pin-workers=%s" % (gcpus[0], workers)]
 
 
 def uml_args(s, name, pin=None):
@@ -207,13 +257,16 @@ def uml_args(s, name, pin=None):
     pd, pg = s.pin_device, s.pin_guest
     if pin:
         pd, pg = pin.split(":")[0], pin.split(":", 1)[-1]
-    head = []
+    head, tail = [], []
     if c.group == "smp":
         # a sync queue and a request queue per vCPU (tests/vm/run's default)
         pd, pg = s.smp_pin_device, s.smp_pin_guest
         head = ["--kernel", "7.3", "--cpus", s.smp_cpus]
-    return head + ["--substrate", "uml", "--flavor", s.flavor, "--pin-device", pd,
-                   "--pin-guest", pg, "--mem", s.mem] + list(c.run_args)
+    dev = ["--pin-device", pd]
+    if c.layout == "faithful":
+        dev, tail = [], faithful_pins(pd, pg)
+    return head + ["--substrate", "uml", "--flavor", s.flavor] + dev + [
+        "--pin-guest", pg, "--mem", s.mem] + list(c.run_args) + tail
 
 
 def qemu_args(s, name):
@@ -228,15 +281,16 @@ def qemu_args(s, name):
 def boot_args(s, kind, c):
     """(tests/vm/run options, guest-bench.sh options) of one boot."""
     if kind == "main":
-        return uml_args(s, c), ["--size", s.size, "--workloads", s.workloads]
+        return merge_dev_opts(uml_args(s, c)), ["--size", s.size, "--workloads", s.workloads]
     if kind == "floor":
-        return uml_args(s, c) + ["--dev-opts", "--cache=never"], ["--size", s.size, "--workloads", "floor"]
+        return (merge_dev_opts(uml_args(s, c) + ["--dev-opts", "--cache=never"]),
+                ["--size", s.size, "--workloads", "floor"])
     if kind == "probe":
         name, pin = c.split("/pin", 1)
-        return uml_args(s, name, pin), ["--size", "quick", "--workloads", s.probe_workloads]
+        return merge_dev_opts(uml_args(s, name, pin)), ["--size", "quick", "--workloads", s.probe_workloads]
     if kind == "qemu":
         return qemu_args(s, c), ["--size", s.qemu_size, "--workloads", s.qemu_workloads]
-    return uml_args(s, c), ["--size", s.size, "--workloads", s.smp_workloads]
+    return merge_dev_opts(uml_args(s, c)), ["--size", s.size, "--workloads", s.smp_workloads]
 
 
 def boot(s, ctx, i, kind, c, r):
@@ -311,8 +365,8 @@ def environment(s, ctx):
         ("gcc_version", output(["gcc", "-dumpfullversion"])), ("qemu_version", qemu),
         ("pin_device", s.pin_device), ("pin_guest", s.pin_guest),
         ("qemu_pin_device", s.qemu_pin_device), ("qemu_pin_guest", s.qemu_pin_guest),
-        ("pin_probe", s.pin_probe), ("size", s.size), ("qemu_size", s.qemu_size),
-        ("repeats", s.repeats), ("mem_mb", s.mem), ("make_dir", s.make_dir),
+        ("pin_probe", s.pin_probe), ("workloads", s.workloads), ("size", s.size), ("qemu_size", s.qemu_size),
+        ("repeats", s.repeats), ("order", s.order), ("seed", s.seed), ("mem_mb", s.mem), ("make_dir", s.make_dir),
         ("tarball", tarball_line(ctx["tarball"])),
         ("device", "vhost-user-fs/vhost-user-fs, options from tests/vm/run: "
          "--request-queues=<vCPUs> --sync-queues=<vCPUs> (UML: 1 and 1), device defaults otherwise "

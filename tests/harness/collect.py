@@ -4,7 +4,7 @@
 RAWDIR holds manifest.jsonl (one line per boot, written by bench.py), env
 (KEY=VALUE lines) and, per boot, the directory tests/vm/run --results left
 (out, status, driver-stats, dev-stats, cmd-time, dmesg, pinning,
-cpu-times, cmdline) and ID.stderr.
+cpu-times, cmdline, device.log: its lines of the threads' affinity) and ID.stderr.
 """
 import json
 import os
@@ -81,6 +81,9 @@ def run_record(raw, m):
     m["pinning"] = counters.pairs(pin) if pin is not None else None
     cpu = read(os.path.join(d, "cpu-times"))
     m["cpu_times"] = counters.cpu_times(cpu) if cpu is not None else None
+    # the device's own pinning, read back (--pin-sync, --pin-workers)
+    m["device_affinity"] = [ln.split(": ", 1)[1] for ln in text("device.log").splitlines()
+                            if ln.startswith("vhost-user-fs: ") and ": CPUs " in ln]
     mv = re.search(r"Linux version (\S+)", text("dmesg"))
     m["guest_kernel"] = mv.group(1) if mv else None
     m["cmdline"] = text("cmdline").strip()

@@ -12,11 +12,25 @@ configuration ran on its driver.
 import collections
 
 Config = collections.namedtuple(
-    "Config", "name group meaning run_args guest_driver sync color")
+    "Config", "name group meaning run_args guest_driver sync color layout", defaults=("split",))
 # run_args: the tests/vm/run options that choose driver and device;
 # guest_driver: the file system type of the mounted share in the guest
 # (tmpfs, virtiofs, virtio_fs_sync); sync: the sync path completes requests
-# inline there; color: its bars in the report's charts.
+# inline there; color: its bars in the report's charts; layout: where the
+# device's threads run (LAYOUTS).
+
+# The pinning layouts of UML boots (bench.py uml_args makes them).
+LAYOUTS = {
+    "split": "the whole device (every thread) on BENCH_PIN_DEVICE, the guest on BENCH_PIN_GUEST: "
+             "a separate device process on another core, every sync kick a cross-core hand-off "
+             "to the device's handler thread and back (today's layout)",
+    "faithful": "the guest on BENCH_PIN_GUEST; the device started unpinned, its sync "
+                "handler threads (and the control thread) pinned to the guest's first CPU "
+                "(--pin-sync) and its request-queue workers to BENCH_PIN_DEVICE (--pin-workers), "
+                "its other threads (the other queues' kick handlers) left on every CPU: "
+                "the real design, where the vCPU thread itself runs the sync request on its own "
+                "core while interrupt-driven work goes to a worker on another core",
+}
 
 DEFAULT_COLOR = "#17becf"
 
@@ -32,6 +46,9 @@ _UML = (
     ("ours-sync-inband", "ours-sync with the stock in-band kicks (device --no-kick-channel)",
      ("--driver", "ours", "--sync", "on", "--dev-opts", "--no-kick-channel"),
      "virtio_fs_sync", True, DEFAULT_COLOR),
+    ("ours-sync-faithful", "ours-sync with faithful pinning: the device's sync handler on the "
+     "guest's CPU, its workers on the device's (the vCPU runs the sync request itself)",
+     ("--driver", "ours", "--sync", "on"), "virtio_fs_sync", True, "#d62728", "faithful"),
 )
 
 _QEMU = (
@@ -49,9 +66,11 @@ _QEMU = (
 
 def _all():
     out = []
-    for name, meaning, args, drv, sync, color in _UML:
-        out.append(Config(name, "uml", meaning, args, drv, sync, color))
-    for name, meaning, args, drv, sync, _ in _UML:
+    for name, meaning, args, drv, sync, color, *layout in _UML:
+        out.append(Config(name, "uml", meaning, args, drv, sync, color, *layout))
+    for name, meaning, args, drv, sync, _, *layout in _UML:
+        if layout:
+            continue  # SMP boots are unpinned by default
         out.append(Config("smp-" + name, "smp", meaning + ", on SMP UML 7.3 (--kernel 7.3 --cpus N)",
                           args, drv, sync, DEFAULT_COLOR))
     for name, meaning, args, drv, color in _QEMU:
@@ -69,7 +88,8 @@ DEFAULTS = {
     "smp": "smp-intree smp-ours-sync smp-ours-sync-inband",
 }
 RATIOS = {
-    "uml": (("ours-sync", "intree"), ("ours-sync", "ours-async"), ("ours-async", "intree")),
+    "uml": (("ours-sync", "intree"), ("ours-sync", "ours-async"), ("ours-async", "intree"),
+            ("ours-sync-faithful", "intree"), ("ours-sync-faithful", "ours-sync")),
     "qemu": (("q-ours", "q-intree"), ("q-intree", "q-intree-virtiofsd")),
     "smp": (("smp-ours-sync", "smp-intree"), ("smp-ours-sync", "smp-ours-sync-inband")),
 }

@@ -70,6 +70,23 @@ def by(rows, field, key, where=None):
     return out
 
 
+def queue_times(rows, qtype):
+    """The device's time per request on the queues of type QTYPE of one
+    boot's dev-stats ROWS, in us: {requests, queued_us, handler_us, rest_us,
+    busy_us}; None when no such queue served a request or the device did not
+    record handler_ns. queued_us is None when no chain's kick was known."""
+    qs = [r for r in rows if r.get("type") == qtype and "handler_ns" in r]
+    t = totals(qs, ("requests", "busy_ns", "handler_ns", "queued", "queued_ns"))
+    n = t["requests"]
+    if not qs or not n:
+        return None
+    return {"requests": n,
+            "queued_us": t["queued_ns"] / t["queued"] / 1e3 if t["queued"] else None,
+            "handler_us": t["handler_ns"] / n / 1e3,
+            "rest_us": (t["busy_ns"] - t["handler_ns"]) / n / 1e3,
+            "busy_us": t["busy_ns"] / n / 1e3}
+
+
 def pairs(text, strip=True):
     """KEY=VALUE lines as a dict (other lines are passed over)."""
     out = {}

@@ -25,7 +25,7 @@ import sys
 from harness import configs, counters, metrics, sizes
 from harness.charts import slug, svg_bars
 from harness.collect import collect, read, slim_fio
-from harness.stats import cell, fmt, ratio_cell, stats3
+from harness.stats import beyond_spread, cell, fmt, ratio_cell, stats3
 
 SIZES_TEXT = """Sizes (`bench/guest-bench.sh`): `full` is benchmarks.md (fio {full_fio} file,
 {full_fio_s} s; {full_unlink} files for unlink; {full_sf} small files; {full_seq} sequential; stat loop
@@ -58,6 +58,13 @@ only the floor phases. There is no way to kick a queue with nothing to do
 the cheapest FUSE request: stat() of one file with attribute caching off; the
 syscall floor (getppid) and the tmpfs stat are given beside it."""
 
+SPREAD_TEXT = ("Median of the boots (min–max; the spread: the relative range, (max − min) / "
+               "median, in per cent); ratios are of medians, \"better\" in the metric's "
+               "direction. **beyond spread**: the two configurations' min–max ranges do not "
+               "overlap (every boot of one is better than every boot of the other), a "
+               "difference larger than the boot-to-boot spread; within spread: they overlap, "
+               "so the run does not tell the two apart; no mark: one of them has a single boot.")
+
 ENV_ROWS = (("date", "date (UTC)"), ("host", "host"), ("host_kernel", "host kernel"),
             ("host_cpus", "host CPUs"), ("host_cpu_model", "CPU"),
             ("driver_version", "driver (`git describe`)"),
@@ -66,6 +73,7 @@ ENV_ROWS = (("date", "date (UTC)"), ("host", "host"), ("host_kernel", "host kern
             ("device", "device"), ("pin", "pinning (taskset -c, device and UML on one list)"),
             ("mem_mb", "UML guest memory, MB"), ("size", "UML workload sizes (BENCH_SIZE)"),
             ("qemu_size", "QEMU workload sizes"), ("repeats", "boots per configuration"),
+            ("order", "boot order within a repeat (BENCH_ORDER)"), ("seed", "the seed (used by BENCH_ORDER=shuffle)"),
             ("tarball", "build workload"), ("wall_s", "wall time of the whole run, s"))
 
 # The summary's ratios: (workload, row) for each pair of configurations.
@@ -110,6 +118,20 @@ def sizes_text(runs):
                   name + "_stat": sizes.count(s["stat_n"]), name + "_null": sizes.count(s["nullsys_n"]),
                   name + "_pair": sizes.count(s["clockpair_n"])})
     return SIZES_TEXT.format(**f)
+
+
+def boot_workloads(kind, runs):
+    """The guest-bench.sh workloads (and size) of RUNS, from their run_args."""
+    seen = []
+    for r in runs:
+        a = r.get("run_args") or []
+        g = a[a.index("--") + 1:] if "--" in a else a
+        w = g[g.index("--workloads") + 1] if "--workloads" in g[:-1] else "?"
+        sz = g[g.index("--size") + 1] if "--size" in g[:-1] else "?"
+        t = "%s (%s%s)" % (w, sz, ", cache=never" if kind == "floor" else "")
+        if t not in seen:
+            seen.append(t)
+    return "; ".join(seen)
 
 
 def pin_word(env, key):
@@ -234,9 +256,58 @@ class Report:
         self.p("")
         self.p(CONFIG_TEXT)
         self.p("")
+        order = {"rotate": "rotated by one configuration per repeat (repeat 1: A B C, "
+                           "repeat 2: B C A, ...)",
+                 "shuffle": "shuffled, with the seed `%s`" % self.env.get("seed"),
+                 "fixed": "the same in every repeat"}.get(self.env.get("order"))
+        if order:
+            self.p("Boot order: repeats outermost, every configuration boots once per repeat "
+                   "(configurations interleaved, so that drift of the host spreads over all of "
+                   "them); within a repeat the order is %s (BENCH_ORDER). The boots' order is "
+                   "their number in the JSON's run ids." % order)
+            self.p("")
+        self.layouts()
+
+    def layouts(self):
+        """The pinning layouts of the UML configurations in this run."""
+        p = self.p
+        used = {}
+        for c in self.groups["uml"]:
+            if c in configs.CONFIGS and configs.CONFIGS[c].guest_driver == "tmpfs":
+                continue  # no device
+            lay = configs.CONFIGS[c].layout if c in configs.CONFIGS else "split"
+            used.setdefault(lay, []).append(c)
+        if "pin_device" not in self.env or not used:
+            return
+        p("Pinning layouts of the UML boots (device `%s`, guest `%s`):"
+          % (self.env.get("pin_device"), self.env.get("pin_guest")))
+        p("")
+        for lay in ("split", "faithful"):
+            names = ", ".join("`%s`" % c for c in used.get(lay, [])) or "none in this run"
+            p("- *%s* (%s): %s." % (lay, names, configs.LAYOUTS[lay]))
+        if "faithful" not in used:
+            p("- (`ours-sync-faithful` is not among this run's configurations; "
+              "`BENCH_CONFIGS` adds it.)")
+        p("")
+        aff = {}
+        for r in self.runs:
+            if r["kind"] in ("main", "floor") and r.get("device_affinity") and r["rc"] == 0:
+                key = (r["config"], "; ".join(sorted(r["device_affinity"])))
+                aff[key] = aff.get(key, 0) + 1
+        if aff:
+            p("The device's threads' affinity, as it logged it (read back with "
+              "`sched_getaffinity`): " + "; ".join(
+                  "`%s` (%d boots): %s" % (c, n, a) for (c, a), n in sorted(aff.items())) + ".")
+            p("")
 
     def failed_boots(self):
         failed = [r for r in self.runs if r["rc"] != 0]
+        phases = [(r["id"], ln.get("phase"), ln.get("rc")) for r in self.runs if r["rc"] == 0
+                  for ln in r.get("lines", []) if ln.get("rc") not in (0, None)]
+        if phases:
+            self.p("**Phases that failed in boots that ended well (their figures are left out):** "
+                   + "; ".join("`%s` %s (status %s)" % x for x in phases) + ".")
+            self.p("")
         if not failed:
             return
         self.p("**Boots that failed (their figures are left out):**")
@@ -272,7 +343,7 @@ class Report:
             if all(v is None for v in st.values()):
                 continue
             allstats[label] = (st, unit, better)
-            cells = [cell(st[c]) for c in cfgs]
+            cells = [cell(st[c], spread=True) for c in cfgs]
             rcells = [ratio_cell(st.get(a), st.get(b), better) for a, b in ratios]
             body.append("| %s | %s | %s |" % (label, " | ".join(cells), " | ".join(rcells))
                         if ratios else "| %s | %s |" % (label, " | ".join(cells)))
@@ -285,8 +356,7 @@ class Report:
         self.p("| " + " | ".join(["---"] * len(hdr)) + " |")
         self.md.extend(body)
         self.p("")
-        self.p("Median of the boots (min–max); ratios are of medians, \"better\" in the "
-               "metric's direction.")
+        self.p(SPREAD_TEXT)
         self.p("")
         self.charts(kind, cfgs, wid, title, allstats)
         return allstats
@@ -476,7 +546,9 @@ class Report:
             p("**Check failed: the sync path ran where it should not, or not where it should:** "
               + "; ".join(check) + ".")
         else:
-            first, *rest = configs.sync_names()
+            first, *rest = configs.sync_names() + [
+                c for c in self.groups["uml"] + self.groups["smp"]
+                if c in configs.CONFIGS and configs.CONFIGS[c].sync and c not in configs.sync_names()]
             p("Check passed: inline completions and sync-queue requests appear only in `%s`"
               " (and %s)." % (first, ", ".join("`%s`" % n for n in rest)))
         p("")
@@ -511,6 +583,55 @@ class Report:
             bad.append("%s %s: the sync path did not run (driver inline = 0)" % (kind, c))
         return bad
 
+    def device_timing_section(self):
+        """Per-queue device time per request (the device's busy_ns, handler_ns,
+        queued_ns/queued), per configuration and boot kind."""
+        p = self.p
+        have = [r for r in self.runs if r["rc"] == 0
+                and any("handler_ns" in q for q in r.get("dev_stats") or [])]
+        if not have:
+            return
+        p("## Device time per request (the device's per-queue stats)")
+        p("")
+        p("From the device's `--stats-file` of each boot (vhost-user-fs/README.md, Counters), "
+          "per queue type: *queued* = `queued_ns / queued`, the time from the kick to the "
+          "start of the chain's processing (sync queues: every chain, from the kick's arrival "
+          "to its start on the handler thread; request queues: the first chain a worker takes "
+          "after a kick, the hand-off and wake-up); *FUSE server* = `handler_ns / requests`, "
+          "the operation and its host system calls; *rest* = `(busy_ns - handler_ns) / "
+          "requests`, the device's transport work (request in, reply out, used ring); "
+          "*busy* = `busy_ns / requests`. Each figure is computed per boot and the table gives "
+          "the median over the boots (min–max), in us. The stats cover a whole boot, so the "
+          "workloads are those the boot ran (guest-bench.sh `--workloads`; floor boots run the "
+          "stat loop with the device's `--cache=never`); a per-workload split of one boot would "
+          "need the stats read between phases. Boots whose device did not record these fields "
+          "(older devices) show \"not recorded\".")
+        p("")
+        p("| config | boots | workloads | queue | requests per boot | queued, us | FUSE server, us "
+          "| rest of busy, us | busy, us |")
+        p("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        for kind in ("main", "floor", "probe", "smp", "qemu"):
+            for c in self.groups[KIND_GROUP.get(kind, "uml")]:
+                rs = [r for r in self.runs if r["kind"] == kind and r["config"] == c and r["rc"] == 0]
+                if not rs:
+                    continue
+                rec = [r for r in rs if any("handler_ns" in q for q in r.get("dev_stats") or [])]
+                wl = boot_workloads(kind, rs)
+                if not rec:
+                    if any(r.get("dev_stats") for r in rs):
+                        p("| %s | %d | %s | - | not recorded | | | | |" % (c, len(rs), wl))
+                    continue
+                for qtype in ("sync", "request", "hiprio"):
+                    per = [counters.queue_times(r["dev_stats"], qtype) for r in rec]
+                    per = [x for x in per if x]
+                    if not per:
+                        continue
+                    cols = [cell(stats3([x[k] for x in per]))
+                            for k in ("requests", "queued_us", "handler_us", "rest_us", "busy_us")]
+                    n = "%d" % len(rec) if len(rec) == len(rs) else "%d of %d" % (len(rec), len(rs))
+                    p("| %s | %s | %s | %s | %s |" % (c, n, wl, qtype, " | ".join(cols)))
+        p("")
+
     # ---------------------------------------------------------- summary
 
     def sline(self, stats, wid, label, a, b):
@@ -536,11 +657,32 @@ class Report:
                fmt(s["intree"][0]) if s.get("intree") else "-",
                fmt(s["ours-async"][0]) if s.get("ours-async") else "-"))
 
+    def spread_counts(self, uml):
+        """How many of the UML tables' ratios are beyond the spread."""
+        out = []
+        for a, b in configs.ratios("uml", self.groups["uml"]):
+            n = beyond = 0
+            for wid, rows in uml.items():
+                for label, (st, unit, better) in rows.items():
+                    sp = beyond_spread(st.get(a), st.get(b))
+                    if sp is not None:
+                        n += 1
+                        beyond += sp
+            if n:
+                out.append("- %s vs %s: %d of the %d UML table rows with two boots or more on "
+                           "both sides differ beyond the spread." % (a, b, beyond, n))
+        return out + ([""] if out else [])
+
     def summary_section(self, uml, qemu, smp):
         self.p("## Summary of ratios")
         self.p("")
+        self.p("Ratios of medians; **beyond spread** / within spread as in the tables (the "
+               "min–max ranges of the two configurations' boots do not / do overlap).")
+        self.p("")
+        self.md.extend(self.spread_counts(uml))
         for wid, label in SUMMARY_UML:
-            for a, b in (("ours-sync", "intree"), ("ours-sync", "ours-async")):
+            for a, b in (("ours-sync", "intree"), ("ours-sync", "ours-async"),
+                         ("ours-sync-faithful", "intree"), ("ours-sync-faithful", "ours-sync")):
                 self.sline(uml, wid, label, a, b)
         self.floor_line(uml)
         for wid, label in SUMMARY_QEMU:
@@ -578,6 +720,7 @@ def render(jpath, mdpath, svgdir, notes=None):
     qemu = rep.qemu_section()
     smp = rep.smp_section()
     rep.counters_section()
+    rep.device_timing_section()
     rep.summary_section(uml, qemu, smp)
     rep.notes(notes)
     with open(mdpath, "w") as f:

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Medians over boots, ratios of medians, and how the report prints them."""
+"""Medians over boots, their spread, ratios of medians (marked beyond or
+within the spread), and how the report prints them."""
 import statistics
 
 
@@ -26,13 +27,34 @@ def stats3(vals):
     return (statistics.median(vals), min(vals), max(vals), len(vals))
 
 
-def cell(s):
+def rel_range(s):
+    """The spread of stats3 S: (max - min) / |median|, or None (one value,
+    or a median of 0)."""
+    if s is None or s[3] < 2 or s[0] == 0:
+        return None
+    return (s[2] - s[1]) / abs(s[0])
+
+
+def cell(s, spread=False):
+    """median (min–max), and with SPREAD the relative range in per cent."""
     if s is None:
         return "-"
     med, lo, hi, n = s
     if n == 1:
         return fmt(med)
+    rr = rel_range(s) if spread else None
+    if rr is not None:
+        return "%s (%s–%s; %.0f %%)" % (fmt(med), fmt(lo), fmt(hi), rr * 100)
     return "%s (%s–%s)" % (fmt(med), fmt(lo), fmt(hi))
+
+
+def beyond_spread(a, b):
+    """True when the min–max ranges of A and B (stats3, two values or more
+    each) do not overlap: every value of one lies on the same side of every
+    value of the other; False when they overlap; None with fewer values."""
+    if a is None or b is None or a[3] < 2 or b[3] < 2:
+        return None
+    return a[1] > b[2] or b[1] > a[2]
 
 
 def ratio_cell(a, b, better):
@@ -43,4 +65,6 @@ def ratio_cell(a, b, better):
     good = r > 1 if better == "higher" else r < 1
     change = (r - 1) * 100
     word = "better" if good else ("same" if abs(change) < 0.5 else "worse")
-    return "%.2f× (%+.1f %%, %s)" % (r, change, word)
+    sp = beyond_spread(a, b)
+    mark = "" if sp is None else (", **beyond spread**" if sp else ", within spread")
+    return "%.2f× (%+.1f %%, %s%s)" % (r, change, word, mark)
