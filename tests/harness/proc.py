@@ -149,8 +149,9 @@ class Child:
     def wait(self, timeout=None):
         """Wait up to timeout seconds (None: for ever); True if it ended."""
         if self.status is None:
-            ready = select.select([self.pidfd], [], [], timeout)[0]
-            if ready:
+            poller = select.poll()
+            poller.register(self.pidfd, select.POLLIN)
+            if poller.poll(None if timeout is None else timeout * 1000):
                 self._reap(0)
         return self.status is not None
 
@@ -246,8 +247,11 @@ def comm(pid):
 
 def exit_by_signal(signum):
     """End this process the way the stop signal signum ends a run."""
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except OSError:
+            pass
     if signum == signal.SIGHUP:
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)

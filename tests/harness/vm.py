@@ -51,8 +51,23 @@ class SetupFailed(Exception):
     """The guest could not be set up as asked: exit 126."""
 
 
+def emit(stream, data):
+    """Write bytes to sys.stdout or sys.stderr; a reader that has gone away
+    (tests/vm/run ... | head) loses the rest, as cat would, and the run goes
+    on to its exit status."""
+    try:
+        stream.flush()
+        stream.buffer.write(data)
+        stream.flush()
+    except BrokenPipeError:
+        # Nothing more to that reader, nor at exit's flush.
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, stream.fileno())
+        os.close(null)
+
+
 def say(message):
-    sys.stderr.write("%s: %s\n" % (PROG, message))
+    emit(sys.stderr, ("%s: %s\n" % (PROG, message)).encode(errors="surrogateescape"))
 
 
 class Run:
@@ -209,9 +224,7 @@ def start_share_device(run, share):
     child = proc.start_child(run.children, "device" + s, argv, run.path("device.log" + s),
                              cpus=pin_set(run.opts.pin_device))
     if not wait_socket(run.path("share.sock" + s), child):
-        with open(run.path("device.log" + s), "rb") as f:
-            sys.stderr.buffer.write(f.read())
-        sys.stderr.flush()
+        write_stderr(read_bytes(run.path("device.log" + s)) or b"")
         bad("the device of %s did not start" % share.tag)
     allowed = cpulist.cpus_allowed(child.pid)
     run.pinning("device_pid%s=%d" % (s, child.pid))
@@ -314,9 +327,7 @@ def build_module(run):
         fcntl.flock(lock, fcntl.LOCK_EX)
         rc, _ = proc.run_tool(["make", "-C", repo, "KVER=" + kernel], stdout=out, stderr=out)
     if rc != 0:
-        with open(log, "rb") as f:
-            sys.stderr.buffer.write(b"".join(f.readlines()[-30:]))
-        sys.stderr.flush()
+        write_stderr(tail_lines(read_bytes(log) or b"", 30))
         bad("cannot build the module for " + kernel)
     return proc.run_tool(["make", "-s", "-C", repo, "KVER=" + kernel, "print-ko"], capture=True)[1]
 
@@ -451,9 +462,7 @@ def read_bytes(path):
 
 
 def write_stderr(data):
-    sys.stderr.flush()
-    sys.stderr.buffer.write(data)
-    sys.stderr.flush()
+    emit(sys.stderr, data)
 
 
 def tail_lines(data, n):
@@ -517,9 +526,7 @@ def outcome(run):
     """The exit status of a run whose guest has ended, saying why on stderr."""
     out = read_bytes(run.path("out"))
     if not run.opts.quiet and out is not None:
-        sys.stdout.flush()
-        sys.stdout.buffer.write(out)
-        sys.stdout.flush()
+        emit(sys.stdout, out)
     if run.pin_fail:
         say("pinning did not take: " + run.pin_fail)
         return 126
