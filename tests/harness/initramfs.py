@@ -63,11 +63,15 @@ def write_cpio_gz(root, dest):
         rel = os.path.relpath(top, root)
         prefix = "." if rel == "." else "./" + rel
         names.extend(prefix + "/" + n for n in sorted(dirs + files))
-    listing = "".join(n + "\n" for n in names).encode()
-    cpio = subprocess.run(["cpio", "-o", "-H", "newc", "--quiet"], input=listing,
-                          stdout=subprocess.PIPE, cwd=root, check=True).stdout
+    listing = "".join(n + "\n" for n in names).encode()  # a few KB: fits the pipe
+    cpio = subprocess.Popen(["cpio", "-o", "-H", "newc", "--quiet"], cwd=root,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    cpio.stdin.write(listing)
+    cpio.stdin.close()
     with gzip.open(dest, "wb", compresslevel=1) as out:
-        out.write(cpio)
+        shutil.copyfileobj(cpio.stdout, out)
+    if cpio.wait() != 0:
+        raise subprocess.CalledProcessError(cpio.returncode, "cpio")
 
 
 def make_initramfs(repo, run, kdir, wanted, ours_ko, ours_params):
