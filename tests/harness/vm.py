@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import stat
+import subprocess
 import sys
 import signal
 import tempfile
@@ -408,8 +409,11 @@ def run_qemu(run):
     wanted = ["virtio_pci", "virtio_mmio", "fuse"] + (["virtiofs"] if opts.use_intree else [])
     # The host tree is mounted through the driver under test, so ours alone
     # also needs in-tree virtiofs out of the way; see qemu-init.
-    initramfs.make_initramfs(run.repo, run.dir, kdir, wanted, ko if opts.use_ours else None,
-                             module_params(opts))
+    try:
+        initramfs.make_initramfs(run.repo, run.dir, kdir, wanted, ko if opts.use_ours else None,
+                                 module_params(opts))
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise SetupFailed("cannot make the initramfs: %s" % e)
     start_host_tree(run)
     dev, machine, cmdline_extra = qemu_machine(opts)
     cmdline = qemu_command_line(run, cmdline_extra + opts.append)
