@@ -609,6 +609,8 @@ def repo_dir():
 
 
 def main(argv=None):
+    """tests/vm/run ARGS: returns the exit status (a stop signal ends the
+    process after the cleanup: 130 for INT and TERM, by the signal for HUP)."""
     proc.catch_stop_signals()
     signum = None
     try:
