@@ -8,4 +8,6 @@ proc        child processes: start (pinned), stop, wait4() rusage, signals
 cpus        CPU lists ("0-2,5") and what /proc says a process may run on
 initramfs   the QEMU guests' initramfs (the modules of a Debian kernel)
 test_vm     unit tests of the above (make check: harness:unit)
+
+make bench's host side lives here too: see bench/README.md.
 """
