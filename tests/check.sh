@@ -117,6 +117,10 @@ t device:unit make -C "$repo/vhost-user-fs" check
 # every input that once crashed the fuzzer, then a short bounded run
 t device:fuzz make -C "$repo/vhost-user-fs" fuzz-regress fuzz FUZZ_TIME=30
 
+# --- host-side tests of the harness (tests/harness: tests/vm/run's parts) ------
+t harness:unit env PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -v -s "$repo/tests/harness" \
+	-t "$repo/tests" -p 'test_*.py'
+
 # --- DKMS, in a scratch tree, against each Debian header set -------------------
 # dkms_check SERIES: dkms add, build and install as on a Debian guest (fuse_i.h
 # from the linux-source package's tarball, here the cached one), with every

@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Host-side tests of tests/vm/run's pure parts (no guest is booted):
+python3 -m unittest discover -s tests/harness -t tests"""
+import os
+import re
+import subprocess
+import tempfile
+import unittest
+
+from harness import cpus, initramfs, vm, vm_options
+
+
+class CpuLists(unittest.TestCase):
+    def test_lists_as_taskset_reads_them(self):
+        self.assertEqual(cpus.parse_cpu_list("0-2,5"), {0, 1, 2, 5})
+        self.assertEqual(cpus.parse_cpu_list("0-7:2"), {0, 2, 4, 6})
+        self.assertEqual(cpus.parse_cpu_list("3"), {3})
+        for bad in ("", "2-1", "a", "1,,2", "0-3:0", "-1"):
+            with self.assertRaises(ValueError, msg=bad):
+                cpus.parse_cpu_list(bad)
+
+    def test_same_cpus(self):
+        self.assertTrue(cpus.same_cpus("0-1", "0,1"))
+        self.assertTrue(cpus.same_cpus("0-3:2", "0,2"))
+        self.assertFalse(cpus.same_cpus("0-1", "1"))
+        self.assertFalse(cpus.same_cpus("", "0"))
+
+    def test_own_cpus_read_back(self):
+        mine = cpus.cpus_allowed(os.getpid())
+        self.assertEqual(cpus.parse_cpu_list(mine), os.sched_getaffinity(0))
+        self.assertTrue(cpus.can_pin(mine))
+        self.assertFalse(cpus.can_pin("100000"))
+
+
+class CommandLine(unittest.TestCase):
+    def parse(self, *argv):
+        opts = vm_options.parse_args(list(argv))
+        vm_options.validate(opts)
+        return opts
+
+    def test_share_options_go_to_the_share_described(self):
+        opts = self.parse("--driver", "intree", "--share", "/a", "--queues", "3", "--share", "/b",
+                          "--tag", "x", "--share", "/c", "--driver", "none", "--", "true")
+        a, b, c = opts.shares
+        self.assertEqual((a.dir, a.driver, a.tag, a.queues), ("/a", "intree", "share", "3"))
+        # a later share: the first's driver and device, defaults otherwise
+        self.assertEqual((b.dir, b.driver, b.device, b.tag, b.queues), ("/b", "intree", "ref", "x", "1"))
+        self.assertEqual((c.driver, c.tag, c.suffix), ("none", "share2", ".share2"))
+        self.assertEqual(a.suffix, "")
+
+    def test_pin_defaults(self):
+        opts = self.parse("--pin", "0", "--pin-guest", "", "--", "true")
+        self.assertEqual((opts.pin_device, opts.pin_guest), ("0", ""))
+
+    def test_bad_values(self):
+        cases = {
+            ("--cpus", "2"): "UML 6.12 is uniprocessor",
+            ("--kernel", "7.3", "--cpus", "9"): "UML 7.3 takes --cpus 1 to 8",
+            ("--share", "/a", "--share", "/b", "--tag", "hostroot"): "share hostroot: a tag is",
+            ("--share", "/a", "--share", "/b", "--tag", "share"): "two shares with the tag share",
+            ("--substrate", "qemu", "--device", "virtiofsd", "--queues", "2"): "one request queue",
+            ("--timeout", "soon"): "--timeout S",
+        }
+        for argv, message in cases.items():
+            with self.assertRaises(vm_options.UsageError, msg=argv) as e:
+                self.parse(*argv, "--", "true")
+            self.assertIn(message, str(e.exception))
+
+    def test_no_command(self):
+        with self.assertRaises(vm_options.UsageError):
+            vm_options.parse_args(["--sync", "off"])
+        with self.assertRaises(vm_options.UsageError):
+            vm_options.parse_args(["--sync"])
+
+    def test_timeout(self):
+        self.assertEqual(vm_options.parse_timeout("1.5m"), 90)
+        self.assertIsNone(vm_options.parse_timeout("0"))
+
+
+class GuestFiles(unittest.TestCase):
+    def test_command_survives_sh(self):
+        args = ["printf", "%s|", "it's", "a b", "$HOME", "\\n", "new\nline", ""]
+        script = b"".join(b" " + vm.shell_quote(a) for a in args)
+        out = subprocess.run(["sh", "-c", "exec" + script.decode()], stdout=subprocess.PIPE, check=True)
+        self.assertEqual(out.stdout.decode(), "".join(a + "|" for a in args[2:]))
+
+    def test_splat_context_is_greps(self):
+        lines = ["line %d%s\n" % (i, " WARNING: x" if i in (3, 10, 40, 41, 90) else "") for i in range(120)]
+        data = "".join(lines).encode()
+        with tempfile.NamedTemporaryFile() as f:
+            f.write(data)
+            f.flush()
+            want = subprocess.run("grep -E -A 15 '%s' %s | head -n 80" % (vm.SPLAT_RE.pattern, f.name),
+                                  shell=True, stdout=subprocess.PIPE).stdout
+        got = vm.grep_with_context(data.splitlines(keepends=True), vm.SPLAT_RE, 15, 80)
+        self.assertEqual(got, want)
+        self.assertTrue(re.search(rb"^--$", got, re.M))
+
+
+class Initramfs(unittest.TestCase):
+    def test_dependencies_first(self):
+        entries = [("kernel/fs/fuse/virtiofs.ko.xz", ["kernel/fs/fuse/fuse.ko.xz", "kernel/a/virtio.ko"]),
+                   ("kernel/fs/fuse/fuse.ko.xz", []),
+                   ("kernel/a/virtio.ko", []),
+                   ("kernel/a/virtio_pci.ko.zst", ["kernel/a/virtio.ko"])]
+        paths = initramfs.module_closure(entries, ["virtio_pci", "nosuch", "virtiofs"])
+        self.assertEqual(list(dict.fromkeys(paths)), ["kernel/a/virtio.ko", "kernel/a/virtio_pci.ko.zst",
+                                                      "kernel/fs/fuse/fuse.ko.xz",
+                                                      "kernel/fs/fuse/virtiofs.ko.xz"])
+
+
+if __name__ == "__main__":
+    unittest.main()
