@@ -5,7 +5,8 @@
  * A sync queue is processed on the thread that reads the kick (the
  * vhost-user thread for in-band kicks, the queue's own handler thread for a
  * kick channel), and the kick is acknowledged only afterwards. Every other
- * queue is handed to the worker pool and its kick is acknowledged at once.
+ * queue is handed to the worker pool and its kick is acknowledged at once
+ * (on a kick channel, only the first: its answer says no other will be).
  */
 #ifndef VHOST_USER_FS_DISPATCH_H
 #define VHOST_USER_FS_DISPATCH_H

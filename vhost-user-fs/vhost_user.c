@@ -9,8 +9,9 @@
  * With the project's KICK_CHANNEL extension each queue's kick fd is a
  * stream socket of its own, read by a handler thread of that queue: a
  * kick is 8 bytes from the frontend, answered with an 8-byte status (0)
- * once a sync queue's buffers are published (at once for other queues),
- * so kicks of different queues do not wait for each other.
+ * once a sync queue's buffers are published, so kicks of different queues
+ * do not wait for each other. Another queue's first kick is answered at
+ * once with a status saying that no later kick of it will be.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -80,6 +81,9 @@ enum {
  * device, for test hosts only. SET_VRING_KICK carries a stream socket.
  */
 #define PF_KICK_CHANNEL		62
+/* a kick channel's answers (little-endian on the wire, as the host is) */
+#define KICK_ANSWERED		0ULL
+#define KICK_UNANSWERED		1ULL	/* no answer to later kicks */
 
 #define BIT(n)			(1ULL << (n))
 #define OFFERED_PROTOCOL	(BIT(PF_MQ) | BIT(PF_REPLY_ACK) | \
@@ -692,17 +696,44 @@ static int set_vring_base(struct vu_dev *vu, struct vu_msg *m)
 
 /* ---- kick channels ---- */
 
+/*
+ * A kick is 8 bytes. A sync queue's are answered with KICK_ANSWERED once
+ * its buffers are published. Any other queue's first kick is answered
+ * with KICK_UNANSWERED, after the queue is handed to the workers, and no
+ * kick after it: the frontend then writes without waiting and drops a
+ * kick that finds the socket full, so from then on any bytes read are a
+ * kick, and everything readable is read at once.
+ */
 static void *channel_main(void *arg)
 {
 	struct vu_queue *vq = arg;
-	uint64_t kick, status = 0;
+	struct fs_queue *q = vq->q;
+	uint64_t kicks[64], status;
+	bool answered = true;
 
-	dispatch__handler_started(vq->q);
+	dispatch__handler_started(q);
 	/* the content of a kick does not matter: the channel is the queue */
-	while (!read_full(vq->kick_fd, &kick, sizeof(kick))) {
-		dispatch__channel_kick(vq->q, vq->chan_ctx);
+	for (;;) {
+		if (answered) {
+			if (read_full(vq->kick_fd, kicks, sizeof(kicks[0])))
+				break;
+		} else {
+			ssize_t n = read(vq->kick_fd, kicks, sizeof(kicks));
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+		}
+		dispatch__channel_kick(q, vq->chan_ctx);
+		if (!answered)
+			continue;
+		pthread_mutex_lock(&q->lock);
+		status = q->type == FSQ_SYNC ? KICK_ANSWERED : KICK_UNANSWERED;
+		pthread_mutex_unlock(&q->lock);
 		if (write_full(vq->kick_fd, &status, sizeof(status)))
 			break;
+		answered = status == KICK_ANSWERED;
 	}
 	return NULL;
 }

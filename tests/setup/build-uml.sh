@@ -66,6 +66,19 @@ fi
 
 exec 9>"$base/.lock"
 flock 9
+# A patch changed since the tree was patched (neither applied nor
+# applicable): unpack the tree again. The objects stay in $out; make
+# rebuilds what the patches and the driver touch (they are newer).
+if [ -f "$src/.unpacked" ]; then
+	for p in $patches; do
+		if ! patch -d "$src" -p1 -R --dry-run -s -f <"$p" >/dev/null 2>&1 &&
+			! patch -d "$src" -p1 --dry-run -s -f <"$p" >/dev/null 2>&1; then
+			log "$(basename "$p") changed: the source tree is unpacked again"
+			rm -f "$src/.unpacked"
+			break
+		fi
+	done
+fi
 if [ ! -f "$src/.unpacked" ]; then
 	log "unpacking linux-source $version"
 	rm -rf "$src"

@@ -965,6 +965,10 @@ static void t_forbidden_syscall(void)
 	forbidden_syscall("--test-forbidden-syscall=fork");
 }
 
+/* a kick channel's answers: after this one, none to the queue's kicks */
+#define KICK_ANSWERED	0
+#define KICK_UNANSWERED	1
+
 /* A kick on queue q's channel: its status, or -1 if the channel failed. */
 static int64_t chan_kick(unsigned int q)
 {
@@ -1083,14 +1087,30 @@ static void t_kick_channel(void)
 	open_channels();
 	CHECK(!test_failed);
 	v = vq_of(2);
-	/* a request queue's channel is answered at once, completion by call */
+	/*
+	 * A request queue's first kick is answered at once, saying that no
+	 * later kick will be; completion by call.
+	 */
 	submit(1, FUSE_INIT, 0, &init, sizeof(init), 4096);
-	CHECK(chan_kick(1) == 0);
+	CHECK(chan_kick(1) == KICK_UNANSWERED);
 	CHECK(pipe_has_call(1, 5000));
+	/* its later kicks are writes only, and any bytes are a kick */
+	for (i = 0; i < 2; i++) {
+		struct pollfd p = { chan[1], POLLIN, 0 };
+		uint64_t k = 1;
+		ssize_t len = i ? 1 : sizeof(k);
+
+		*used_event(1) = i + 1;
+		submit(1, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
+		CHECK(write(chan[1], &k, len) == len);
+		CHECK(pipe_has_call(1, 5000));
+		CHECK(poll(&p, 1, 100) == 0);
+	}
 	*used_event(2) = 0x8000;
+	/* a sync queue's every kick is answered, after its used entry */
 	for (i = 0; i < 20; i++) {
 		oh = submit(2, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
-		CHECK(chan_kick(2) == 0);
+		CHECK(chan_kick(2) == KICK_ANSWERED);
 		CHECK(__atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE) == i + 1);
 		CHECK(oh->error == 0 && oh->unique == unique - 1);
 	}
@@ -1121,14 +1141,15 @@ static void t_kick_channel(void)
 	CHECK(!test_failed);
 	CHECK(strstr(buf, "queue=2 type=sync requests=21 inline=21 late=0 errors=0 "));
 	CHECK(file_count(stats_path, "queue=2 ", "channel_kicks=", &n) == 20 && n == 1);
-	CHECK(file_count(stats_path, "queue=1 ", "channel_kicks=", &n) == 1 && n == 1);
+	CHECK(file_count(stats_path, "queue=1 ", "channel_kicks=", &n) == 3 && n == 1);
 	CHECK(file_count(stats_path, "queue=2 ", "busy_ns=", &n) > 0);
 	/* the channel's requests are timed as the socket's are */
 	CHECK(file_count(stats_path, "queue=2 ", " handler_ns=", &n) > 0);
 	CHECK(file_count(stats_path, "queue=2 ", " queued_ns=", &n) > 0);
 	CHECK(file_count(stats_path, "queue=1 ", " queued_ns=", &n) > 0);
 	/* one trace line per request; the channel's 20 on one thread */
-	CHECK(file_count(trace_path, "queue=1 type=request ", "opcode=", &n) == FUSE_INIT && n == 1);
+	CHECK(file_count(trace_path, "queue=1 type=request ", "opcode=", &n) ==
+	      FUSE_INIT + 2 * FUSE_GETATTR && n == 3);
 	CHECK(trace_tids("queue=2 type=sync ", tids, 21) == 21);
 	for (i = 1; i < 20; i++)
 		CHECK(tids[i] == tids[0]);
@@ -1224,11 +1245,11 @@ static void t_pinning(void)
 	open_channels();
 	CHECK(!test_failed);
 	submit(1, FUSE_INIT, 0, &init, sizeof(init), 4096);
-	CHECK(chan_kick(1) == 0);
+	CHECK(chan_kick(1) == KICK_UNANSWERED);
 	CHECK(pipe_has_call(1, 5000));
 	*used_event(2) = 0x8000;
 	submit(2, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
-	CHECK(chan_kick(2) == 0);
+	CHECK(chan_kick(2) == KICK_ANSWERED);
 	submit(2, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
 	CHECK(kick(2) == 0);
 	/* the threads that ran them, by the trace: worker, handler, control */
