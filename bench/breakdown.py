@@ -354,9 +354,12 @@ def render(out):
     for op in ops:
         cs = [c for c in cases if c["op"] == op]
         w("## %s\n" % op)
-        w("| | " + " | ".join(c["config"] for c in cs) + " |")
-        w("| --- |" + " --- |" * len(cs))
         row = lambda name, vals: w("| %s | %s |" % (name, " | ".join(vals)))
+
+        def head(first):
+            w(("| %s | " % first).replace("|  |", "| |") + " | ".join(c["config"] for c in cs) + " |")
+            w("| --- |" + " --- |" * len(cs))
+        head("")
 
         def win(c, role):
             for k, v in c["window_role"].items():
@@ -380,8 +383,7 @@ def render(out):
             row(label, vals)
         w("")
         w("Finer parts, share of samples (host: leaf in the host kernel; debug: lockdep/kmemleak):\n")
-        w("| part | " + " | ".join(c["config"] for c in cs) + " |")
-        w("| --- |" + " --- |" * len(cs))
+        head("part")
         for part in PARTS:
             vals = []
             for c in cs:
@@ -397,8 +399,7 @@ def render(out):
             row(part, vals)
         w("")
         w("The same parts in CPU us per operation (samples x period / operations):\n")
-        w("| part | " + " | ".join(c["config"] for c in cs) + " |")
-        w("| --- |" + " --- |" * len(cs))
+        head("part")
         for part in PARTS:
             row(part, ["%.1f" % (c["parts"].get(part, 0) * c["period_ns"] / n(c) / 1000.0) for c in cs])
         row("of which debug", ["%.1f" % (sum(c["debug"].values()) * c["period_ns"] / n(c) / 1000.0) for c in cs])
