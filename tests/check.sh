@@ -592,7 +592,9 @@ t uml-7.3:kunit kunit uml-7.3:kunit --kernel 7.3 --cpus 2
 for n in 2 4; do
 	t "uml-7.3:intree-cpus$n" vm_suite none "uml-7.3:intree-cpus$n" --kernel 7.3 --cpus $n --driver intree
 done
-t uml-7.3:ours-sync-cpus2 vm_suite sync uml-7.3:ours-sync-cpus2 --kernel 7.3 --cpus 2 --driver ours --sync on
+for n in 2 4; do
+	t "uml-7.3:ours-sync-cpus$n" vm_suite sync "uml-7.3:ours-sync-cpus$n" --kernel 7.3 --cpus $n --driver ours --sync on
+done
 # per_cpu_sync N: one pinned task per vCPU, S = N sync queues: every CPU
 # completes inline on a queue of its own (tests/vm/scenarios/per-cpu-sync),
 # and the device agrees: the totals (check-path) and N sync queues of its
@@ -706,23 +708,25 @@ t uml-7.3:sync-late-cpus2 sync_late
 # shellcheck disable=SC2086 # a word list on purpose
 t uml-7.3:faults faults uml-7.3:faults --kernel 7.3 --cpus 2 --driver ours --sync on -- \
 	"$repo/tests/vm/scenarios/faults" $bad_replies never=32 close
-# stress_pinned: tests/stress.sh on 2 vCPUs with a writer bound to each
+# stress_pinned N: tests/stress.sh on N vCPUs with a writer bound to each
 # (stress --pin), faults and late completions injected, every byte verified
-# on the host; each CPU used its own sync queue: both writers ran where
-# they were bound, every sync.<i> completed requests inline, and the
-# device's per-queue counts are the driver's.
+# on the host; each CPU used its own sync queue: every writer ran where it
+# was bound, every sync.<i> completed requests inline, and the device's
+# per-queue counts are the driver's.
 stress_pinned() {
-	local res=$logs/uml-7.3:stress-pinned-cpus2.results c rc=0
-	STRESS_TIME=20 STRESS_WRITERS=2 STRESS_OPTS=--pin STRESS_RUNNER_ARGS="--kernel 7.3 --cpus 2" \
+	local n=$1 res=$logs/uml-7.3:stress-pinned-cpus$1.results c rc=0
+	STRESS_TIME=20 STRESS_WRITERS=$n STRESS_OPTS=--pin STRESS_RUNNER_ARGS="--kernel 7.3 --cpus $n" \
 		STRESS_RESULTS="$res" "$repo/tests/stress.sh" || return 1
-	for c in 0 1; do
+	for ((c = 0; c < n; c++)); do
 		grep -q "^ok stress-writer-[0-9]*: .*, on CPU $c\$" "$res/out" ||
 			{ echo "FAIL: no writer ran on CPU $c"; rc=1; }
 	done
-	sync_queues_agree "$res" 2 || rc=1
+	sync_queues_agree "$res" "$n" || rc=1
 	return $rc
 }
-t uml-7.3:stress-pinned-cpus2 stress_pinned
+for n in 2 4; do
+	t "uml-7.3:stress-pinned-cpus$n" stress_pinned $n
+done
 # kick_overlap NAME PAIRS N [DEVICE-OPTS...]: SMP UML 7.3, 2 vCPUs, a sync
 # queue each; one writer pinned per CPU, all at once, N O_DIRECT writes
 # each (tests/vm/scenarios/kick-overlap). The device's trace then shows whether
