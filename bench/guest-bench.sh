@@ -171,6 +171,34 @@ build_rm() {
 	"$vfsbench" run rm -- rm -rf "$work/build"
 }
 
+# The share's tag (the mount's source) and the driver's sync-queue
+# submissions of it so far (virtio_fs_sync only; empty elsewhere).
+share_tag=$(awk -v d="$dir" '$2 == d { t = $1 } END { print t }' /proc/mounts)
+kickfloor_n=2000
+sync_submitted() {
+	awk '$1 ~ /^sync\./ { for (i = 2; i <= NF; i++) if ($i ~ /^submitted=/) {
+		sub(/^submitted=/, "", $i); s += $i } } END { print s + 0 }' \
+		"/sys/fs/virtio_fs_sync/$share_tag/stats" 2>/dev/null
+}
+
+# with_sync_submitted CMD...: CMD's JSON line with "sync_submitted", the
+# requests the driver put on sync queues meanwhile (where it has them).
+with_sync_submitted() {
+	[ -n "$share_tag" ] && [ -r "/sys/fs/virtio_fs_sync/$share_tag/stats" ] || { "$@"; return; }
+	b=$(sync_submitted)
+	"$@" >"$tmp/sub" || { r=$?; cat "$tmp/sub"; return $r; }
+	a=$(sync_submitted)
+	grep '^{' "$tmp/sub" | tail -n 1 | sed "s/^{/{\"sync_submitted\":$((a - b)),/"
+}
+
+# kick_floor N: N empty kicks of the sync queue, timed by the driver.
+kick_floor() {
+	f=/sys/kernel/debug/virtio_fs_sync/$share_tag/floor
+	echo "$1" >"$f" || return 1
+	printf '{"test":"kickfloor","tag":"%s",' "$share_tag"
+	sed 's/ *$//; s/\([a-z_]*\)=\([0-9]*\)/"\1":\2/g; s/ /,/g; s/$/}/' "$f"
+}
+
 has() {
 	case ",$workloads," in *",$1,"*) return 0 ;; esac
 	return 1
@@ -187,7 +215,13 @@ printf '"stat_n":%s,"nullsys_n":%s,"clockpair_n":%s},"mount":"%s"}\n' "$stat_n" 
 if has floor; then
 	run_phase clockpair "" "$vfsbench" clockpair "$pair_n"
 	run_phase nullsys "" "$vfsbench" nullsys "$null_n"
-	run_phase statloop "" "$vfsbench" statloop "$work/statfile" "$stat_n"
+	run_phase statloop "" with_sync_submitted "$vfsbench" statloop "$work/statfile" "$stat_n"
+	# The kick floor: only where the share's driver has it (virtio_fs_sync
+	# on sync queues; Documentation/virtio-fs-sync.rst, The kick floor).
+	if [ -n "$share_tag" ] && [ -e "/sys/kernel/debug/virtio_fs_sync/$share_tag/floor" ] &&
+		grep -q '^sync\.' "/sys/fs/virtio_fs_sync/$share_tag/stats" 2>/dev/null; then
+		run_phase kickfloor "" kick_floor "$kickfloor_n"
+	fi
 fi
 if has fio; then
 	if command -v fio >/dev/null; then
