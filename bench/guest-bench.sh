@@ -184,7 +184,10 @@ sync_submitted() {
 # with_sync_submitted CMD...: CMD's JSON line with "sync_submitted", the
 # requests the driver put on sync queues meanwhile (where it has them).
 with_sync_submitted() {
-	[ -n "$share_tag" ] && [ -r "/sys/fs/virtio_fs_sync/$share_tag/stats" ] || { "$@"; return; }
+	if [ -z "$share_tag" ] || [ ! -r "/sys/fs/virtio_fs_sync/$share_tag/stats" ]; then
+		"$@"
+		return
+	fi
 	b=$(sync_submitted)
 	"$@" >"$tmp/sub" || { r=$?; cat "$tmp/sub"; return $r; }
 	a=$(sync_submitted)

@@ -192,7 +192,9 @@ class Headline(unittest.TestCase):
         lines = out.splitlines()
         self.assertTrue(any(ln.startswith("- unlink mean: 0.50×") for ln in lines), out)
         self.assertTrue("2026-12-31-h" in out, out)
-        self.assertTrue(all(ln.startswith(("- ", "From ", "")) for ln in lines))
+        self.assertTrue(lines[0].startswith("From bench/results/2026-12-31-h.md"), out)
+        self.assertTrue(all(ln.startswith("- ") for ln in lines[2:]), out)
+        self.assertEqual(len(lines[2:]), 9)  # one line per goal figure
 
 
 if __name__ == "__main__":
