@@ -13,6 +13,7 @@ them); re-render an existing run with
   bench/report.py render bench/results/N.json bench/results/N.md bench/results/N [NOTES]
 """
 import datetime
+import glob
 import json
 import os
 import random
@@ -76,7 +77,7 @@ SETTINGS = (
     ("breakdown", "BENCH_BREAKDOWN", None, True, "the cost breakdown step after the boots, "
      "bench/breakdown.sh (0|1; default 1 at full size when perf is installed)"),
     ("breakdown_ops", "BENCH_BREAKDOWN_OPS", "stat unlink", True, "its operations"),
-    ("breakdown_n", "BENCH_BREAKDOWN_N", None, True, "its calls per window (default 1000 at "
+    ("breakdown_n", "BENCH_BREAKDOWN_N", None, True, "its calls per window (default 500 at "
      "full size, 200 below)"),
     ("notes", "BENCH_NOTES", None, True, "Markdown inserted before the summary "
      "(default <BENCH_OUT>/<name>.notes.md)"),
@@ -111,7 +112,7 @@ class Settings:
             self.breakdown = "1" if self.size == "full" and shutil.which("perf") else "0"
         if self.breakdown not in ("0", "1"):
             raise ValueError("BENCH_BREAKDOWN=0|1")
-        self.breakdown_n = self.breakdown_n or ("1000" if self.size == "full" else "200")
+        self.breakdown_n = self.breakdown_n or ("500" if self.size == "full" else "200")
         self.mem = self.mem or str(BOOT[self.size][0])
         self.timeout = self.timeout or str(BOOT[self.size][1])
         self.name = self.name or "%s-%s" % (utcnow().strftime("%Y-%m-%d"),
@@ -378,7 +379,15 @@ def run_breakdown(s, ctx):
         with open(os.path.join(ctx["raw"], "breakdown.stderr"), "w") as err:
             rc = subprocess.run(cmd, stdout=err, stderr=err, check=False).returncode
         st["wall_s"] = str(int(time.time() - t0))
-        st["status"] = "run" if rc == 0 else "failed (exit status %d)" % rc
+        done = [c for c in glob.glob(os.path.join(out, "*", "breakdown.json"))]
+        if rc != 0:
+            st["status"] = "failed (exit status %d; build/bench/runs/%s/breakdown.stderr)" % (
+                rc, os.path.basename(ctx["raw"]))
+        elif not done:
+            st["status"] = "failed (no case completed; build/bench/runs/%s/breakdown.stderr)" % (
+                os.path.basename(ctx["raw"]))
+        else:
+            st["status"] = "run"
         log("breakdown: %s in %s" % (st["status"], hms(int(st["wall_s"]))))
     with open(os.path.join(ctx["raw"], "breakdown-status"), "w") as f:
         f.writelines("%s=%s\n" % kv for kv in st.items())
