@@ -110,6 +110,21 @@ GOAL_SKIP_ROWS = ("getppid() syscall, us/call", "clock_gettime pair, us",
                   "clock_gettime pair (same run), us", "stddev, us")
 
 
+def floor_sentence(kf):
+    """The kick floor and the stat's overhead over it, in one sentence."""
+    if not kf["floor_us"]:
+        return "not recorded (no kickfloor phase in this run)."
+    parts = []
+    for c in sorted(kf["floor_us"]):
+        t = "%s: floor %s us" % (c, fmt(kf["floor_us"][c][0]))
+        st = kf["stat"].get(c)
+        if st:
+            t += ("; cache=never stat() %s us per sync request (%s per call), %s us over the floor"
+                  % (fmt(st["per_request_us"][0]), fmt(st["per_op"][0]), fmt(st["overhead_us"][0])))
+        parts.append(t)
+    return "; ".join(parts) + "."
+
+
 def spread_word(sp):
     return "" if sp is None else ("beyond spread" if sp else "within spread")
 
@@ -773,8 +788,9 @@ class Report:
               "the committed breakdown of 2026-12-01 is bench/results/2026-12-01-breakdown.md).")
             p("")
             return
-        if bd.get("status") != "run":
-            p("Breakdown: %s." % bd.get("status", "unknown status"))
+        if bd.get("status") != "run" or not bd.get("cases"):
+            p("Breakdown: %s." % (bd.get("status") if bd.get("status") != "run"
+                                  else "run, but no case completed"))
             p("")
             if not bd.get("cases"):
                 return
@@ -898,9 +914,10 @@ class Report:
         if worst is None:
             return g
         g["ratio"], g["mark"], g["met"] = worst[0], spread_word(worst[3]), not below
+        marked = [x for x in below if x[3] is not None]
         g["detail"] = "worst of %d rows: %s, %s; %d rows below 0.97×%s" % (
             n, worst[1], worst[2], len(below),
-            " (%d beyond spread)" % sum(1 for x in below if x[3]) if below else "")
+            " (%d of them beyond spread)" % sum(1 for x in marked if x[3]) if marked else "")
         return g
 
     def goal_section(self):
@@ -919,6 +936,9 @@ class Report:
             p("| %s | %s | %s | %s | %s | %s |" % (
                 g["figure"], g["goal"], "%.2f×" % g["ratio"] if g["ratio"] is not None else "-",
                 g["mark"] or "-", verdict(g["met"]), g["detail"]))
+        p("")
+        p("The sync path's overhead over the kick floor (section \"Kick floor\"): %s"
+          % floor_sentence(self.kick_floor()))
         p("")
 
     # ---------------------------------------------------------- summary
@@ -1074,6 +1094,7 @@ def headline(jpath):
         out.append("- %s: %.2f× (goal %s, %s%s)" % (
             g["figure"], g["ratio"], g["goal"], verdict(g["met"]).strip("*"),
             ", " + g["mark"] if g["mark"] else ""))
+    out.append("- kick floor: %s" % floor_sentence(rep.kick_floor()))
     return out
 
 

@@ -194,7 +194,9 @@ class Headline(unittest.TestCase):
         self.assertTrue("2026-12-31-h" in out, out)
         self.assertTrue(lines[0].startswith("From bench/results/2026-12-31-h.md"), out)
         self.assertTrue(all(ln.startswith("- ") for ln in lines[2:]), out)
-        self.assertEqual(len(lines[2:]), 9)  # one line per goal figure
+        self.assertEqual(len(lines[2:]), 10)  # one line per goal figure, the floor
+        self.assertTrue(lines[-1].startswith("- kick floor: ours-sync: floor 20.5 us; "
+                                             "cache=never stat() 30.2 us per sync request"), out)
 
 
 if __name__ == "__main__":
