@@ -1084,8 +1084,10 @@ def headline(jpath):
     rep = Report(data, jpath, os.path.splitext(jpath)[0] + ".md", os.path.splitext(jpath)[0])
     name = os.path.splitext(os.path.basename(jpath))[0]
     env = data.get("env", {})
-    out = ["From bench/results/%s.md (%s, driver %s, %s sizes, %s boots per configuration):"
-           % (name, env.get("date", "?"), env.get("driver_version", "?"), env.get("size", "?"),
+    md = os.path.abspath(os.path.splitext(jpath)[0] + ".md")
+    where = os.path.relpath(md, sizes.REPO) if md.startswith(sizes.REPO + os.sep) else name + ".md"
+    out = ["From %s (%s, driver %s, %s sizes, boots per configuration: %s):"
+           % (where, env.get("date", "?"), env.get("driver_version", "?"), env.get("size", "?"),
               env.get("repeats", "?")), ""]
     for g in rep.goal_figures():
         if g["ratio"] is None:

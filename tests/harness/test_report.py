@@ -9,7 +9,7 @@ import sys
 import tempfile
 import unittest
 
-from harness import report
+from harness import bench, collect, report
 
 REPORT_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
                          "report.py")
@@ -181,6 +181,27 @@ class Breakdown(unittest.TestCase):
         self.assertTrue("| wall us/op, no tool | 50.0 |" in text, "| wall us/op, no tool | 50.0 |")
 
 
+class BreakdownStep(unittest.TestCase):
+    def test_default_and_no_perf(self):
+        which = bench.shutil.which
+        try:
+            bench.shutil.which = lambda name: "/usr/bin/" + name
+            self.assertEqual(bench.Settings({"BENCH_SIZE": "full"}).breakdown, "1")
+            self.assertEqual(bench.Settings({"BENCH_SIZE": "quick"}).breakdown, "0")
+            bench.shutil.which = lambda name: None
+            self.assertEqual(bench.Settings({"BENCH_SIZE": "full"}).breakdown, "0")
+            s = bench.Settings({"BENCH_SIZE": "quick", "BENCH_BREAKDOWN": "1"})
+            with tempfile.TemporaryDirectory() as raw:
+                bench.run_breakdown(s, {"raw": raw})
+                bd = collect.breakdown(raw)
+        finally:
+            bench.shutil.which = which
+        self.assertEqual(bd["status"], "not run: perf not found")
+        self.assertEqual(bd["cases"], [])
+        with self.assertRaises(ValueError):
+            bench.Settings({"BENCH_BREAKDOWN": "yes"})
+
+
 class Headline(unittest.TestCase):
     def test_headline_lines(self):
         with tempfile.TemporaryDirectory() as t:
@@ -192,7 +213,7 @@ class Headline(unittest.TestCase):
         lines = out.splitlines()
         self.assertTrue(any(ln.startswith("- unlink mean: 0.50×") for ln in lines), out)
         self.assertTrue("2026-12-31-h" in out, out)
-        self.assertTrue(lines[0].startswith("From bench/results/2026-12-31-h.md"), out)
+        self.assertTrue(lines[0].startswith("From 2026-12-31-h.md"), out)
         self.assertTrue(all(ln.startswith("- ") for ln in lines[2:]), out)
         self.assertEqual(len(lines[2:]), 10)  # one line per goal figure, the floor
         self.assertTrue(lines[-1].startswith("- kick floor: ours-sync: floor 20.5 us; "
