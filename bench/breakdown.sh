@@ -157,7 +157,10 @@ run_case() {
 			case $c in
 			vhost-user-fs) dev_pids="$dev_pids,$p" ;;
 			linux)
-				if [ "$(cat "/proc/$(awk '{ print $4 }' "/proc/$p/stat")/comm" 2>/dev/null)" = timeout ]; then
+				# The UML kernel process is the `linux` whose parent is
+				# not one (tests/vm/run, or timeout(1) in its bash days);
+				# the guest's processes are its descendants.
+				if [ "$(cat "/proc/$(awk '{ print $4 }' "/proc/$p/stat")/comm" 2>/dev/null)" != linux ]; then
 					uml_pid=$p
 				else
 					guest_pids="$guest_pids,$p"

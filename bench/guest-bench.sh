@@ -75,10 +75,12 @@ dir=$(pwd)
 work=$dir/.guest-bench.$$
 mkdir -p "$work" || exit 2
 # Scratch files off the share where possible (a QEMU guest's /tmp is the
-# host's, read-only).
+# host's, read-only). A UML guest's /tmp is the host's too, shared with
+# every other guest, whose shells have the same PIDs: a name of its own.
 tmp=
 for t in ${TMPDIR:-} /tmp /dev/shm /run "$work"; do
-	mkdir -p "$t/guest-bench-tmp.$$" 2>/dev/null && { tmp=$t/guest-bench-tmp.$$; break; }
+	tmp=$(mktemp -d "$t/guest-bench-tmp.XXXXXX" 2>/dev/null) && break
+	tmp=
 done
 [ -n "$tmp" ] || exit 2
 trap 'rm -rf "$work" "$tmp"' EXIT
@@ -171,6 +173,37 @@ build_rm() {
 	"$vfsbench" run rm -- rm -rf "$work/build"
 }
 
+# The share's tag (the mount's source) and the driver's sync-queue
+# submissions of it so far (virtio_fs_sync only; empty elsewhere).
+share_tag=$(awk -v d="$dir" '$2 == d { t = $1 } END { print t }' /proc/mounts)
+kickfloor_n=2000
+sync_submitted() {
+	awk '$1 ~ /^sync\./ { for (i = 2; i <= NF; i++) if ($i ~ /^submitted=/) {
+		sub(/^submitted=/, "", $i); s += $i } } END { print s + 0 }' \
+		"/sys/fs/virtio_fs_sync/$share_tag/stats" 2>/dev/null
+}
+
+# with_sync_submitted CMD...: CMD's JSON line with "sync_submitted", the
+# requests the driver put on sync queues meanwhile (where it has them).
+with_sync_submitted() {
+	if [ -z "$share_tag" ] || [ ! -r "/sys/fs/virtio_fs_sync/$share_tag/stats" ]; then
+		"$@"
+		return
+	fi
+	b=$(sync_submitted)
+	"$@" >"$tmp/sub" || { r=$?; cat "$tmp/sub"; return $r; }
+	a=$(sync_submitted)
+	grep '^{' "$tmp/sub" | tail -n 1 | sed "s/^{/{\"sync_submitted\":$((a - b)),/"
+}
+
+# kick_floor N: N empty kicks of the sync queue, timed by the driver.
+kick_floor() {
+	f=/sys/kernel/debug/virtio_fs_sync/$share_tag/floor
+	echo "$1" >"$f" || return 1
+	printf '{"test":"kickfloor","tag":"%s",' "$share_tag"
+	sed 's/ *$//; s/\([a-z_]*\)=\([0-9]*\)/"\1":\2/g; s/ /,/g; s/$/}/' "$f"
+}
+
 has() {
 	case ",$workloads," in *",$1,"*) return 0 ;; esac
 	return 1
@@ -187,7 +220,13 @@ printf '"stat_n":%s,"nullsys_n":%s,"clockpair_n":%s},"mount":"%s"}\n' "$stat_n" 
 if has floor; then
 	run_phase clockpair "" "$vfsbench" clockpair "$pair_n"
 	run_phase nullsys "" "$vfsbench" nullsys "$null_n"
-	run_phase statloop "" "$vfsbench" statloop "$work/statfile" "$stat_n"
+	run_phase statloop "" with_sync_submitted "$vfsbench" statloop "$work/statfile" "$stat_n"
+	# The kick floor: only where the share's driver has it (virtio_fs_sync
+	# on sync queues; Documentation/virtio-fs-sync.rst, The kick floor).
+	if [ -n "$share_tag" ] && [ -e "/sys/kernel/debug/virtio_fs_sync/$share_tag/floor" ] &&
+		grep -q '^sync\.' "/sys/fs/virtio_fs_sync/$share_tag/stats" 2>/dev/null; then
+		run_phase kickfloor "" kick_floor "$kickfloor_n"
+	fi
 fi
 if has fio; then
 	if command -v fio >/dev/null; then

@@ -13,9 +13,11 @@ them); re-render an existing run with
   bench/report.py render bench/results/N.json bench/results/N.md bench/results/N [NOTES]
 """
 import datetime
+import glob
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -72,6 +74,11 @@ SETTINGS = (
     ("timeout", "BENCH_TIMEOUT", None, True, "per boot, s (default by size)"),
     ("outdir", "BENCH_OUT", os.path.join(REPO, "bench", "results"), True, "where the report goes"),
     ("name", "BENCH_NAME", None, True, "report name (default <date>-<host>)"),
+    ("breakdown", "BENCH_BREAKDOWN", None, True, "the cost breakdown step after the boots, "
+     "bench/breakdown.sh (0|1; default 1 at full size when perf is installed)"),
+    ("breakdown_ops", "BENCH_BREAKDOWN_OPS", "stat unlink", True, "its operations"),
+    ("breakdown_n", "BENCH_BREAKDOWN_N", None, True, "its calls per window (default 500 at "
+     "full size, 200 below)"),
     ("notes", "BENCH_NOTES", None, True, "Markdown inserted before the summary "
      "(default <BENCH_OUT>/<name>.notes.md)"),
 )
@@ -79,7 +86,8 @@ SETTINGS = (
 COMMAND = ("size", "repeats", "pin_device", "pin_guest", "qemu_pin_device", "qemu_pin_guest",
            "flavor", "configs'", "qemu_configs'", "qemu_size", "smp_configs'", "smp_cpus",
            "smp_workloads", "smp_pin_device", "smp_pin_guest", "workloads", "floor", "pin_probe'",
-           "probe_repeats", "order", "seed", "make_dir")
+           "probe_repeats", "order", "seed", "make_dir", "breakdown", "breakdown_ops'",
+           "breakdown_n")
 
 
 class Settings:
@@ -100,6 +108,11 @@ class Settings:
         self.seed = self.seed or str(int(time.time()))
         if self.size not in BOOT:
             raise ValueError("BENCH_SIZE=quick|reduced|full")
+        if self.breakdown is None:
+            self.breakdown = "1" if self.size == "full" and shutil.which("perf") else "0"
+        if self.breakdown not in ("0", "1"):
+            raise ValueError("BENCH_BREAKDOWN=0|1")
+        self.breakdown_n = self.breakdown_n or ("500" if self.size == "full" else "200")
         self.mem = self.mem or str(BOOT[self.size][0])
         self.timeout = self.timeout or str(BOOT[self.size][1])
         self.name = self.name or "%s-%s" % (utcnow().strftime("%Y-%m-%d"),
@@ -337,6 +350,49 @@ def run_boots(s, ctx):
             manifest.flush()
 
 
+# ---------------------------------------------------------------- breakdown
+
+BREAKDOWN_CONFIGS = "ours-sync ours-async intree"
+
+
+def run_breakdown(s, ctx):
+    """The cost breakdown (bench/breakdown.sh) after the A/B boots, on the
+    same UML flavour and tree: one boot per configuration and operation.
+    Writes RAW/breakdown-status (KEY=VALUE) and the cases in RAW/breakdown/;
+    a missing perf or a failure is recorded, never fatal."""
+    st = {"configs": BREAKDOWN_CONFIGS, "ops": s.breakdown_ops, "n": s.breakdown_n,
+          "flavor": s.flavor, "driver_version": git_describe(),
+          "driver_commit": output(["git", "-C", REPO, "rev-parse", "HEAD"])}
+    out = os.path.join(ctx["raw"], "breakdown")
+    if s.breakdown != "1":
+        st["status"] = "not run (BENCH_BREAKDOWN=0%s)" % (
+            "" if "BENCH_BREAKDOWN" in os.environ else "; the default below full size")
+    elif not shutil.which("perf"):
+        st["status"] = "not run: perf not found"
+    else:
+        cmd = [os.path.join(BENCH, "breakdown.sh"), "--configs", BREAKDOWN_CONFIGS,
+               "--ops", s.breakdown_ops, "--n", s.breakdown_n, "--flavor", s.flavor, "--out", out]
+        st["command"] = "bench/breakdown.sh --configs '%s' --ops '%s' --n %s --flavor %s" % (
+            BREAKDOWN_CONFIGS, s.breakdown_ops, s.breakdown_n, s.flavor)
+        log("breakdown: %s (load %s)" % (st["command"], loadavg()))
+        t0 = time.time()
+        with open(os.path.join(ctx["raw"], "breakdown.stderr"), "w") as err:
+            rc = subprocess.run(cmd, stdout=err, stderr=err, check=False).returncode
+        st["wall_s"] = str(int(time.time() - t0))
+        done = [c for c in glob.glob(os.path.join(out, "*", "breakdown.json"))]
+        if rc != 0:
+            st["status"] = "failed (exit status %d; build/bench/runs/%s/breakdown.stderr)" % (
+                rc, os.path.basename(ctx["raw"]))
+        elif not done:
+            st["status"] = "failed (no case completed; build/bench/runs/%s/breakdown.stderr)" % (
+                os.path.basename(ctx["raw"]))
+        else:
+            st["status"] = "run"
+        log("breakdown: %s in %s" % (st["status"], hms(int(st["wall_s"]))))
+    with open(os.path.join(ctx["raw"], "breakdown-status"), "w") as f:
+        f.writelines("%s=%s\n" % kv for kv in st.items())
+
+
 # ---------------------------------------------------------------- environment
 
 def environment(s, ctx):
@@ -404,6 +460,7 @@ def main(argv):
             s.name, utcnow().strftime("%H%M%S")))
         os.makedirs(ctx["raw"], exist_ok=True)
         run_boots(s, ctx)
+        run_breakdown(s, ctx)
         environment(s, ctx)
     except Fail as e:
         log(e)

@@ -6,6 +6,7 @@ RAWDIR holds manifest.jsonl (one line per boot, written by bench.py), env
 (out, status, driver-stats, dev-stats, cmd-time, dmesg, pinning,
 cpu-times, cmdline, device.log: its lines of the threads' affinity) and ID.stderr.
 """
+import glob
 import json
 import os
 import re
@@ -92,8 +93,36 @@ def run_record(raw, m):
     return m
 
 
+# The parts of a breakdown case (bench/breakdown.py classify) the report uses.
+BREAKDOWN_KEEP = ("case", "config", "op", "period_ns", "nsamples", "windows", "window_role",
+                  "samples", "groups", "parts", "host", "debug", "trace_uml", "trace_guest",
+                  "trace_dev")
+
+
+def breakdown(raw):
+    """RAW/breakdown-status and the cases of RAW/breakdown/ (bench.py's
+    breakdown step), or None when the run had no such step."""
+    status = read(os.path.join(raw, "breakdown-status"))
+    if status is None:
+        return None
+    out = counters.pairs(status, strip=False)
+    out["cases"] = []
+    for p in sorted(glob.glob(os.path.join(raw, "breakdown", "*", "breakdown.json"))):
+        try:
+            with open(p) as f:
+                c = json.load(f)
+        except (OSError, ValueError):
+            continue
+        out["cases"].append({k: c.get(k) for k in BREAKDOWN_KEEP})
+    return out
+
+
 def collect(raw):
     env = counters.pairs(read(os.path.join(raw, "env"), "") or "", strip=False)
     with open(os.path.join(raw, "manifest.jsonl")) as f:
         runs = [run_record(raw, json.loads(line)) for line in f]
-    return {"format": FORMAT, "env": env, "runs": runs}
+    data = {"format": FORMAT, "env": env, "runs": runs}
+    bd = breakdown(raw)
+    if bd is not None:
+        data["breakdown"] = bd
+    return data

@@ -12,6 +12,9 @@
       inserted before the summary
   report.py summary FILE...
       a plain-text table of guest-bench.sh lines (for ab-in-guest.sh)
+  report.py headline results.json   (or --headline)
+      the goal figures of issue 17 from that run, as Markdown lines for
+      the README
 
 Every figure in the report is computed here from the JSON: medians, minima
 and maxima over the repeats, and ratios of medians. The entry point is
@@ -53,10 +56,11 @@ virtio_fs_sync with `sync=0`; `ours-sync` = virtio_fs_sync with the sync queue
 the device offers. The reference device offers `VIRTIO_FS_F_SYNC` in every
 run; only `ours-sync` accepts it. Floor boots start the device with
 `--cache=never` (no attribute caching: every stat() is a FUSE GETATTR) and run
-only the floor phases. There is no way to kick a queue with nothing to do
-(neither the driver nor the device exposes one), so the floor measured is
-the cheapest FUSE request: stat() of one file with attribute caching off; the
-syscall floor (getppid) and the tmpfs stat are given beside it."""
+only the floor phases. The floor table's stat() of one file with attribute
+caching off is the cheapest FUSE request; the syscall floor (getppid) and the
+tmpfs stat are given beside it. The transport's own round trip, an empty kick
+of the sync queue (the driver's debugfs kick floor), is in the section "Kick
+floor" of runs that recorded it."""
 
 SPREAD_TEXT = ("Median of the boots (min–max; the spread: the relative range, (max − min) / "
                "median, in per cent); ratios are of medians, \"better\" in the metric's "
@@ -100,6 +104,44 @@ FLOOR_STAT = "stat() of one file, device cache=never (floor boots), us/call"
 KIND_GROUP = {"qemu": "qemu", "probe": "probe", "smp": "smp"}
 KIND_ORDER = {"main": 0, "floor": 1, "probe": 2, "qemu": 3}
 
+# Rows the "every row" goals leave out: they do not measure the file system
+# (the syscall and clock costs, the dispersion of the unlink latencies).
+GOAL_SKIP_ROWS = ("getppid() syscall, us/call", "clock_gettime pair, us",
+                  "clock_gettime pair (same run), us", "stddev, us")
+
+
+def floor_sentence(kf):
+    """The kick floor and the stat's overhead over it, in one sentence."""
+    if not kf["floor_us"]:
+        return "not recorded (no kickfloor phase in this run)."
+    parts = []
+    for c in sorted(kf["floor_us"]):
+        t = "%s: floor %s us" % (c, fmt(kf["floor_us"][c][0]))
+        st = kf["stat"].get(c)
+        if st:
+            t += ("; cache=never stat() %s us per sync request (%s per call), %s us over the floor"
+                  % (fmt(st["per_request_us"][0]), fmt(st["per_op"][0]), fmt(st["overhead_us"][0])))
+        parts.append(t)
+    return "; ".join(parts) + "."
+
+
+def spread_word(sp):
+    return "" if sp is None else ("beyond spread" if sp else "within spread")
+
+
+def verdict(met):
+    return "not measured" if met is None else ("**met**" if met else "not met")
+
+
+def breakdown_split():
+    """bench/breakdown.py's SPLIT: the parts of issue 17, item 1."""
+    import importlib.util
+    path = os.path.join(sizes.REPO, "bench", "breakdown.py")
+    spec = importlib.util.spec_from_file_location("breakdown", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.SPLIT
+
 
 def sizes_text(runs):
     """SIZES_TEXT with the figures the runs recorded (guest-bench.sh's env
@@ -142,6 +184,7 @@ class Report:
     """One rendering: the JSON's runs and env, the Markdown lines so far."""
 
     def __init__(self, data, jpath, mdpath, svgdir):
+        self.data = data
         self.env = data["env"]
         self.runs = data["runs"]
         self.jpath, self.mdpath, self.svgdir = jpath, mdpath, svgdir
@@ -632,6 +675,272 @@ class Report:
                     p("| %s | %s | %s | %s | %s |" % (c, n, wl, qtype, " | ".join(cols)))
         p("")
 
+    # ---------------------------------------------------------- kick floor
+
+    def kick_floor(self):
+        """The kick floor (the driver's debugfs floor, guest-bench.sh's
+        kickfloor phase) per configuration, and the cache=never stat's time
+        per sync request over it: {"floor_us": {config: stats3 of the boots'
+        medians}, "floor_min_us", "floor_max_us": {config: (min, max) over
+        the boots}, "stat": {config: {"per_op", "per_request_us",
+        "overhead_us", "source"}}}."""
+        out = {"floor_us": {}, "floor_min_us": {}, "floor_max_us": {}, "stat": {}}
+        per_boot = {}
+        for r in self.runs:
+            if r["kind"] not in ("main", "floor") or r["rc"] != 0:
+                continue
+            kf = metrics.phase(r, "kickfloor")
+            if kf and kf.get("median_ns") is not None and kf.get("kicks"):
+                per_boot.setdefault(r["config"], []).append((r, kf))
+        for c, lst in per_boot.items():
+            out["floor_us"][c] = stats3([kf["median_ns"] / 1000.0 for _, kf in lst])
+            out["floor_min_us"][c] = min(kf["min_ns"] / 1000.0 for _, kf in lst)
+            out["floor_max_us"][c] = max(kf["max_ns"] / 1000.0 for _, kf in lst)
+        for c, lst in per_boot.items():
+            per_op, per_req, over, src = [], [], [], set()
+            for r, kf in lst:
+                if r["kind"] != "floor":
+                    continue
+                st = metrics.phase(r, "statloop")
+                if not st or not st.get("n"):
+                    continue
+                if st.get("sync_submitted") is not None:
+                    k = st["sync_submitted"] / float(st["n"])
+                    src.add("driver")
+                else:  # the whole boot's sync requests (older guest-bench.sh)
+                    k = counters.total(r.get("dev_stats") or [], "requests",
+                                       lambda q: q.get("type") == "sync") / float(st["n"])
+                    src.add("device")
+                if k <= 0:
+                    continue
+                pr = st["mean_ns"] / 1000.0 / k
+                per_op.append(k)
+                per_req.append(pr)
+                over.append(pr - kf["median_ns"] / 1000.0)
+            if per_op:
+                out["stat"][c] = {"per_op": stats3(per_op), "per_request_us": stats3(per_req),
+                                  "overhead_us": stats3(over), "source": sorted(src)}
+        return out
+
+    def kick_floor_section(self, uml):
+        p = self.p
+        p("## Kick floor: the transport's round trip, and the sync path above it")
+        p("")
+        kf = self.kick_floor()
+        if not kf["floor_us"]:
+            p("Kick floor: not recorded: no boot of this run has a kickfloor phase "
+              "(guest-bench.sh runs it on virtio_fs_sync with sync queues since the debugfs "
+              "floor; older runs did not).")
+            p("")
+            return
+        p("guest-bench.sh's floor phase writes N to `/sys/kernel/debug/virtio_fs_sync/<tag>/floor` "
+          "(N kicks of the sync queue with nothing on it, each timed by the driver from just "
+          "before `virtqueue_notify()` to its return; Documentation/virtio-fs-sync.rst, The kick "
+          "floor) in every main and floor boot whose share has sync queues. *Floor* = the median "
+          "of the boots' median kick (min–max of those medians); the fastest and slowest single "
+          "kicks of all boots beside it.")
+        p("")
+        p("| config | boots | kick round trip, median, us | fastest kick, us | slowest kick, us |")
+        p("| --- | --- | --- | --- | --- |")
+        for c in sorted(kf["floor_us"]):
+            p("| %s | %d | %s | %s | %s |" % (c, kf["floor_us"][c][3], cell(kf["floor_us"][c]),
+                                             fmt(kf["floor_min_us"][c]), fmt(kf["floor_max_us"][c])))
+        p("")
+        if kf["stat"]:
+            p("The sync path's overhead above the floor, per request: the cache=never stat() of "
+              "the floor boots (every call FUSE requests on the sync queue) divided by its sync "
+              "requests per call, minus the same boot's floor; per boot, then the median "
+              "(min–max). Requests per call: the driver's sync-queue submissions during the stat "
+              "loop (`sync_submitted` of its line), or, for runs without them, the device's "
+              "sync requests of the whole boot over the loop's calls. The per-request time "
+              "includes the guest's syscall and VFS work shared among the requests, so the "
+              "overhead is an upper bound of what the driver and the device add to the "
+              "transport.")
+            p("")
+            p("| config | row | sync requests per call | per request, us | floor, us | over the floor, us |")
+            p("| --- | --- | --- | --- | --- | --- |")
+            for c in sorted(kf["stat"]):
+                st = kf["stat"][c]
+                p("| %s | stat(), cache=never (floor boots) | %s | %s | %s | %s |" % (
+                    c, cell(st["per_op"]), cell(st["per_request_us"]), cell(kf["floor_us"][c]),
+                    cell(st["overhead_us"])))
+            p("")
+        un = uml.get("unlink", {}).get("median minus the pair, us")
+        lines = []
+        for c in sorted(kf["floor_us"]):
+            if un and un[0].get(c):
+                u = un[0][c][0]
+                f = kf["floor_us"][c][0]
+                lines.append("- %s: unlink median minus the pair %s us = %.1f floors (the unlink "
+                             "phase's sync requests per call are not recorded apart: its creates "
+                             "use the same queues)." % (c, fmt(u), u / f if f else 0))
+        self.md.extend(lines + ([""] if lines else []))
+
+    # ---------------------------------------------------------- breakdown
+
+    def breakdown_section(self):
+        p = self.p
+        p("## Cost breakdown of one request (bench/breakdown.sh)")
+        p("")
+        bd = self.data.get("breakdown")
+        if bd is None:
+            p("Breakdown: not recorded: this run had no breakdown step (`BENCH_BREAKDOWN`; "
+              "the committed breakdown of 2026-12-01 is bench/results/2026-12-01-breakdown.md).")
+            p("")
+            return
+        if bd.get("status") != "run" or not bd.get("cases"):
+            p("Breakdown: %s." % (bd.get("status") if bd.get("status") != "run"
+                                  else "run, but no case completed"))
+            p("")
+            if not bd.get("cases"):
+                return
+        p("Run after the A/B boots on driver `%s` (commit %s), the `%s` UML flavour: `%s`, "
+          "one boot per configuration and operation, %s s of wall time. Host-side sampling "
+          "(perf cpu-clock) of the UML process tree and the device during a window of the "
+          "operation; each sample is put in one part by its call chain (bench/breakdown.py). "
+          "Cells: share of the sampled CPU time (CPU us per operation)."
+          % (bd.get("driver_version", "?"), (bd.get("driver_commit") or "?")[:12],
+             bd.get("flavor", "?"), bd.get("command", "?"), bd.get("wall_s", "?")))
+        p("")
+        split = breakdown_split()
+        cases = bd.get("cases") or []
+        corder = ["ours-sync", "ours-async", "intree"]
+        ops = []
+        for c in cases:
+            if c.get("op") not in ops:
+                ops.append(c.get("op"))
+        for op in ops:
+            cs = sorted([c for c in cases if c.get("op") == op],
+                        key=lambda c: corder.index(c["config"]) if c["config"] in corder else 9)
+            p("### %s" % op)
+            p("")
+            p("| part | " + " | ".join(c["config"] for c in cs) + " |")
+            p("| --- |" + " --- |" * len(cs))
+
+            def win(c, role):
+                for k, v in (c.get("window_role") or {}).items():
+                    if v == role:
+                        return (c.get("windows") or {}).get(k[1:], {})
+                return {}
+
+            def us_op(c, role):
+                w = win(c, role)
+                try:
+                    return int(w["ns"]) / int(w["n"]) / 1000.0
+                except (KeyError, ValueError, ZeroDivisionError):
+                    return None
+
+            def share(c, ns):
+                n = int(win(c, "perf").get("n", "0") or 0) or 1
+                tot = c.get("samples") or 0
+                if not tot:
+                    return "-"
+                return "%.1f %% (%.1f us)" % (100.0 * ns / tot,
+                                              ns * (c.get("period_ns") or 1) / n / 1000.0)
+            p("| wall us/op, no tool | %s |" % " | ".join(fmt(us_op(c, "plain")) for c in cs))
+            for label, members in split:
+                p("| %s | %s |" % (label, " | ".join(
+                    share(c, sum((c.get("parts") or {}).get(m, 0) for m in members)) for c in cs)))
+            p("| of which in the host kernel (host syscalls) | %s |" % " | ".join(
+                share(c, sum((c.get("host") or {}).values())) for c in cs))
+            p("")
+
+    # ---------------------------------------------------------- goal figures
+
+    def stats_of(self, kind, cfgs):
+        """{workload: {label: (stats, unit, better)}} of KIND's tables, as the
+        tables compute them, without writing them."""
+        out = {}
+        for wid, _, rows in metrics.workloads():
+            for label, unit, better, get, rkind in rows:
+                if kind in ("qemu", "probe", "smp") and rkind == "floor":
+                    continue
+                st = self.row_stats(kind, cfgs, get, rkind)
+                if any(v is not None for v in st.values()):
+                    out.setdefault(wid, {})[label] = (st, unit, better)
+        return out
+
+    def goal_figures(self):
+        """Issue 17's goal figures: a list of {"figure", "goal", "ratio",
+        "mark", "met", "detail"}; ratio and met are None where the run has
+        no such rows."""
+        uml = self.stats_of("uml", self.groups["uml"])
+        smp = self.stats_of("smp", self.groups["smp"])
+        goals = []
+
+        def one(figure, st, wid, label, a, b, op, limit):
+            row = st.get(wid, {}).get(label)
+            g = {"figure": figure, "goal": "%s %.2f×" % (op, limit), "ratio": None,
+                 "mark": "", "met": None, "detail": "%s vs %s, %s: %s" % (a, b, wid, label)}
+            if row and row[0].get(a) and row[0].get(b) and row[0][b][0]:
+                sa, sb = row[0][a], row[0][b]
+                g["ratio"] = sa[0] / sb[0]
+                g["mark"] = spread_word(beyond_spread(sa, sb))
+                g["met"] = g["ratio"] <= limit if op == "≤" else g["ratio"] >= limit
+            goals.append(g)
+        one("unlink mean", uml, "unlink", "mean, us", "ours-sync", "intree", "≤", 0.64)
+        one("unlink median", uml, "unlink", "median, us", "ours-sync", "intree", "≤", 0.64)
+        one("fio 1 job, read MiB/s", uml, "fio-1", "read MiB/s", "ours-sync", "intree", "≥", 1.32)
+        one("fio 1 job, write MiB/s", uml, "fio-1", "write MiB/s", "ours-sync", "intree", "≥", 1.32)
+        one("fio one job per vCPU, read MiB/s (SMP UML 7.3)", smp, "fio-n", "read MiB/s",
+            "smp-ours-sync", "smp-intree", "≥", 1.24)
+        one("fio one job per vCPU, write MiB/s (SMP UML 7.3)", smp, "fio-n", "write MiB/s",
+            "smp-ours-sync", "smp-intree", "≥", 1.24)
+        one("build, make elapsed", uml, "build", "make elapsed, s", "ours-sync", "intree", "≤", 0.80)
+        for a, name in (("ours-sync", "ours-sync vs in-tree, every row"),
+                        ("ours-async", "ours-async vs in-tree, every row")):
+            goals.append(self.every_row(uml, a, "intree", name))
+        return goals
+
+    def every_row(self, uml, a, b, name):
+        """The worst UML table row of A vs B as a performance ratio (a/b where
+        higher is better, b/a where lower is), rows that do not measure the
+        file system left out (GOAL_SKIP_ROWS)."""
+        g = {"figure": name, "goal": "≥ 0.97× on every row", "ratio": None, "mark": "",
+             "met": None, "detail": "no rows"}
+        worst, below, n = None, [], 0
+        for wid, rows in uml.items():
+            for label, (st, unit, better) in rows.items():
+                if label in GOAL_SKIP_ROWS or not st.get(a) or not st.get(b):
+                    continue
+                if not st[a][0] or not st[b][0]:
+                    continue
+                perf = st[a][0] / st[b][0] if better == "higher" else st[b][0] / st[a][0]
+                n += 1
+                if perf < 0.97:
+                    below.append((perf, wid, label, beyond_spread(st[a], st[b])))
+                if worst is None or perf < worst[0]:
+                    worst = (perf, wid, label, beyond_spread(st[a], st[b]))
+        if worst is None:
+            return g
+        g["ratio"], g["mark"], g["met"] = worst[0], spread_word(worst[3]), not below
+        marked = [x for x in below if x[3] is not None]
+        g["detail"] = "worst of %d rows: %s, %s; %d rows below 0.97×%s" % (
+            n, worst[1], worst[2], len(below),
+            " (%d of them beyond spread)" % sum(1 for x in marked if x[3]) if marked else "")
+        return g
+
+    def goal_section(self):
+        p = self.p
+        p("## Goal figures (issue 17)")
+        p("")
+        p("Each goal's ratio of medians from this run's tables, its spread mark (beyond / within "
+          "spread as in the tables; none with one boot on a side) and whether the median ratio "
+          "meets the goal. The \"every row\" goals take every UML table row but those that do "
+          "not measure the file system (%s) as a performance ratio (higher is better: a/b for "
+          "rates, b/a for times) and give the worst." % ", ".join("`%s`" % r for r in GOAL_SKIP_ROWS))
+        p("")
+        p("| goal figure | goal | measured | spread | verdict | rows |")
+        p("| --- | --- | --- | --- | --- | --- |")
+        for g in self.goal_figures():
+            p("| %s | %s | %s | %s | %s | %s |" % (
+                g["figure"], g["goal"], "%.2f×" % g["ratio"] if g["ratio"] is not None else "-",
+                g["mark"] or "-", verdict(g["met"]), g["detail"]))
+        p("")
+        p("The sync path's overhead over the kick floor (section \"Kick floor\"): %s"
+          % floor_sentence(self.kick_floor()))
+        p("")
+
     # ---------------------------------------------------------- summary
 
     def sline(self, stats, wid, label, a, b):
@@ -721,6 +1030,9 @@ def render(jpath, mdpath, svgdir, notes=None):
     smp = rep.smp_section()
     rep.counters_section()
     rep.device_timing_section()
+    rep.kick_floor_section(uml)
+    rep.breakdown_section()
+    rep.goal_section()
     rep.summary_section(uml, qemu, smp)
     rep.notes(notes)
     with open(mdpath, "w") as f:
@@ -765,7 +1077,33 @@ def summary_cmd(files):
             print("  %-18s %s" % ("driver counters", " ".join("%s=%d" % kv for kv in tot.items())))
 
 
+def headline(jpath):
+    """Markdown lines of a report's goal figures, for the README."""
+    with open(jpath) as f:
+        data = json.load(f)
+    rep = Report(data, jpath, os.path.splitext(jpath)[0] + ".md", os.path.splitext(jpath)[0])
+    name = os.path.splitext(os.path.basename(jpath))[0]
+    env = data.get("env", {})
+    md = os.path.abspath(os.path.splitext(jpath)[0] + ".md")
+    where = os.path.relpath(md, sizes.REPO) if md.startswith(sizes.REPO + os.sep) else name + ".md"
+    out = ["From %s (%s, driver %s, %s sizes, boots per configuration: %s):"
+           % (where, env.get("date", "?"), env.get("driver_version", "?"), env.get("size", "?"),
+              env.get("repeats", "?")), ""]
+    for g in rep.goal_figures():
+        if g["ratio"] is None:
+            out.append("- %s: not measured (goal %s)" % (g["figure"], g["goal"]))
+            continue
+        out.append("- %s: %.2f× (goal %s, %s%s)" % (
+            g["figure"], g["ratio"], g["goal"], verdict(g["met"]).strip("*"),
+            ", " + g["mark"] if g["mark"] else ""))
+    out.append("- kick floor: %s" % floor_sentence(rep.kick_floor()))
+    return out
+
+
 def main(argv):
+    if len(argv) >= 3 and argv[1] in ("headline", "--headline"):
+        print("\n".join(headline(argv[2])))
+        return 0
     if len(argv) >= 3 and argv[1] == "collect":
         json.dump(collect(argv[2]), sys.stdout, indent=1, sort_keys=False)
         sys.stdout.write("\n")

@@ -1,0 +1,224 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Tests of the bench report's kick floor, breakdown, goal figures and
+headline (harness/report.py) on made-up JSON: no guest is booted.
+python3 -m unittest discover -s tests/harness -t tests"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from harness import bench, collect, report
+
+REPORT_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
+                         "report.py")
+
+
+def line(phase, **kw):
+    d = {"phase": phase, "rc": 0, "hz": 100, "cpu_user_ticks": 0, "cpu_sys_ticks": 0}
+    d.update(kw)
+    return d
+
+
+def fio(mib):
+    s = {"bw": mib * 1024, "iops": mib * 256}
+    return {"read": s, "write": s}
+
+
+def main_run(cfg, i, unlink_us, fio_mib, make_s, seqread=100.0, kick_ns=None):
+    lines = [line("env", size="quick"),
+             line("nullsys", mean_ns=1000.0),
+             line("unlink", mean_ns=unlink_us * 1000, median_ns=unlink_us * 1000,
+                  clock_pair_ns=1000, creates_per_s=1000.0),
+             line("fio-1", fio=fio(fio_mib)),
+             line("seqread", mib_per_s=seqread),
+             line("build-make", elapsed_s=make_s)]
+    if kick_ns:
+        lines.append(line("kickfloor", kicks=2000, busy=0, min_ns=kick_ns // 2,
+                          median_ns=kick_ns, mean_ns=kick_ns, max_ns=kick_ns * 4))
+    return {"id": "%03d-main-%s" % (i, cfg), "kind": "main", "config": cfg, "repeat": 1, "rc": 0,
+            "lines": lines, "dev_stats": [], "driver_stats": [], "load_before": "1.0 1.0 1.0",
+            "load_after": "1.0 1.0 1.0"}
+
+
+def floor_run(cfg, i, stat_us, per_op, kick_ns=None):
+    n = 1000
+    lines = [line("env", size="quick"), line("nullsys", mean_ns=1000.0),
+             line("statloop", n=n, mean_ns=stat_us * 1000, sync_submitted=per_op * n)]
+    if kick_ns:
+        lines.append(line("kickfloor", kicks=2000, busy=0, min_ns=kick_ns // 2,
+                          median_ns=kick_ns, mean_ns=kick_ns, max_ns=kick_ns * 4))
+    return {"id": "%03d-floor-%s" % (i, cfg), "kind": "floor", "config": cfg, "repeat": 1,
+            "rc": 0, "lines": lines, "load_before": "1.0 1.0 1.0", "load_after": "1.0 1.0 1.0",
+            "dev_stats": [{"queue": 2, "type": "sync", "requests": per_op * n + 10}],
+            "driver_stats": []}
+
+
+def smp_run(cfg, i, mib):
+    return {"id": "%03d-smp-%s" % (i, cfg), "kind": "smp", "config": cfg, "repeat": 1, "rc": 0,
+            "lines": [line("env", size="quick"), line("fio-n", fio=fio(mib))], "dev_stats": [],
+            "driver_stats": [], "load_before": "1.0 1.0 1.0", "load_after": "1.0 1.0 1.0"}
+
+
+def data(seqread_sync=100.0, with_smp=True, kick=True):
+    runs = []
+    for i in range(2):
+        runs.append(main_run("intree", i, 100 + i, 10.0 + i, 10.0 + i))
+        runs.append(main_run("ours-async", i, 101 + i, 10.0 + i, 10.0 + i))
+        runs.append(main_run("ours-sync", i, 50 + i, 11.0 + i, 9.0 + i, seqread=seqread_sync,
+                             kick_ns=20000 + 1000 * i if kick else None))
+        runs.append(floor_run("intree", i, 120.0, 3))
+        runs.append(floor_run("ours-sync", i, 90.0 + i, 3, kick_ns=20000 + 1000 * i if kick else None))
+        if with_smp:
+            runs.append(smp_run("smp-intree", i, 10.0 + i))
+            runs.append(smp_run("smp-ours-sync", i, 14.0 + i))
+    return {"format": "virtio-fs-sync-bench/1", "env": {"command": "make bench"}, "runs": runs}
+
+
+def rep(d):
+    return report.Report(d, "/tmp/x.json", "/tmp/x.md", "/tmp/x")
+
+
+def goal(goals, prefix):
+    return next(g for g in goals if g["figure"].startswith(prefix))
+
+
+class GoalFigures(unittest.TestCase):
+    def test_ratios_marks_and_verdicts(self):
+        g = rep(data()).goal_figures()
+        um = goal(g, "unlink mean")
+        self.assertAlmostEqual(um["ratio"], 50.5 / 100.5, places=4)
+        self.assertEqual(um["met"], True)
+        self.assertEqual(um["mark"], "beyond spread")
+        f1 = goal(g, "fio 1 job, read")
+        self.assertAlmostEqual(f1["ratio"], 11.5 / 10.5, places=4)
+        self.assertEqual(f1["met"], False)  # 1.10 < 1.32
+        self.assertEqual(f1["mark"], "within spread")
+        fn = goal(g, "fio one job per vCPU, read")
+        self.assertAlmostEqual(fn["ratio"], 14.5 / 10.5, places=4)
+        self.assertEqual(fn["met"], True)
+        b = goal(g, "build")
+        self.assertAlmostEqual(b["ratio"], 9.5 / 10.5, places=4)
+        self.assertEqual(b["met"], False)  # 0.90 > 0.80
+
+    def test_worst_row(self):
+        g = rep(data(seqread_sync=80.0)).goal_figures()
+        w = goal(g, "ours-sync vs in-tree, every row")
+        self.assertEqual(w["met"], False)
+        self.assertAlmostEqual(w["ratio"], 0.8, places=4)
+        self.assertIn("read (caches dropped)", w["detail"])
+        a = goal(g, "ours-async vs in-tree, every row")
+        self.assertAlmostEqual(a["ratio"], 99.5 / 100.5, places=4)  # unlink minus the pair, +1 us
+        self.assertEqual(a["met"], True)
+
+    def test_missing_rows_are_not_measured(self):
+        g = rep(data(with_smp=False)).goal_figures()
+        fn = goal(g, "fio one job per vCPU, read")
+        self.assertIsNone(fn["ratio"])
+        self.assertIsNone(fn["met"])
+
+
+class KickFloor(unittest.TestCase):
+    def test_floor_and_overhead(self):
+        kf = rep(data()).kick_floor()
+        fl = kf["floor_us"]["ours-sync"]
+        self.assertEqual(fl[0], 20.5)         # median of the boots' medians (main and floor)
+        self.assertEqual((fl[1], fl[2], fl[3]), (20.0, 21.0, 4))
+        st = kf["stat"]["ours-sync"]
+        self.assertEqual(st["per_op"][0], 3)
+        self.assertAlmostEqual(st["per_request_us"][0], 90.5 / 3, places=4)
+        # per boot: 90/3 - 20 and 91/3 - 21
+        self.assertAlmostEqual(st["overhead_us"][0], (10.0 + 91 / 3 - 21) / 2, places=4)
+        self.assertNotIn("intree", kf["floor_us"])
+
+    def test_old_json_says_not_recorded(self):
+        with tempfile.TemporaryDirectory() as t:
+            j = os.path.join(t, "old.json")
+            with open(j, "w") as f:
+                json.dump(data(kick=False), f)
+            md = os.path.join(t, "old.md")
+            report.render(j, md, os.path.join(t, "svg"))
+            with open(md) as f:
+                text = f.read()
+        self.assertTrue("## Kick floor" in text, "## Kick floor")
+        self.assertTrue("not recorded: no boot of this run has a kickfloor phase" in text, "not recorded: no boot of this run has a kickfloor phase")
+        self.assertTrue("## Cost breakdown" in text, "## Cost breakdown")
+        self.assertTrue("not recorded: this run had no breakdown step" in text, "not recorded: this run had no breakdown step")
+        self.assertTrue("## Goal figures" in text, "## Goal figures")
+
+
+class Breakdown(unittest.TestCase):
+    def render(self, bd):
+        d = data()
+        d["breakdown"] = bd
+        with tempfile.TemporaryDirectory() as t:
+            j = os.path.join(t, "r.json")
+            with open(j, "w") as f:
+                json.dump(d, f)
+            md = os.path.join(t, "r.md")
+            report.render(j, md, os.path.join(t, "svg"))
+            with open(md) as f:
+                return f.read()
+
+    def test_no_perf(self):
+        text = self.render({"status": "not run: perf not found", "cases": []})
+        self.assertTrue("not run: perf not found" in text, "not run: perf not found")
+
+    def test_parts_per_operation(self):
+        case = {"case": "ours-sync-stat", "config": "ours-sync", "op": "stat", "period_ns": 1,
+                "nsamples": 10, "windows": {"2": {"n": "100", "ns": "5000000"},
+                                            "3": {"n": "100", "ns": "6000000"}},
+                "window_role": {"w2": "plain", "w3": "perf"}, "samples": 4000000,
+                "groups": {}, "parts": {"fuse": 1000000, "submit": 3000000},
+                "host": {"submit": 2000000}, "debug": {}}
+        text = self.render({"status": "run", "driver_version": "abc123", "flavor": "bench",
+                            "wall_s": "42", "command": "bench/breakdown.sh", "cases": [case]})
+        self.assertTrue("abc123" in text, "abc123")
+        self.assertTrue("| FUSE core | 25.0 % (10.0 us) |" in text, "| FUSE core | 25.0 % (10.0 us) |")
+        self.assertTrue("| driver submit | 75.0 % (30.0 us) |" in text, "| driver submit | 75.0 % (30.0 us) |")
+        self.assertTrue("| of which in the host kernel (host syscalls) | 50.0 % (20.0 us) |" in text, "| of which in the host kernel (host syscalls) | 50.0 % (20.0 us) |")
+        self.assertTrue("| wall us/op, no tool | 50.0 |" in text, "| wall us/op, no tool | 50.0 |")
+
+
+class BreakdownStep(unittest.TestCase):
+    def test_default_and_no_perf(self):
+        which = bench.shutil.which
+        try:
+            bench.shutil.which = lambda name: "/usr/bin/" + name
+            self.assertEqual(bench.Settings({"BENCH_SIZE": "full"}).breakdown, "1")
+            self.assertEqual(bench.Settings({"BENCH_SIZE": "quick"}).breakdown, "0")
+            bench.shutil.which = lambda name: None
+            self.assertEqual(bench.Settings({"BENCH_SIZE": "full"}).breakdown, "0")
+            s = bench.Settings({"BENCH_SIZE": "quick", "BENCH_BREAKDOWN": "1"})
+            with tempfile.TemporaryDirectory() as raw:
+                bench.run_breakdown(s, {"raw": raw})
+                bd = collect.breakdown(raw)
+        finally:
+            bench.shutil.which = which
+        self.assertEqual(bd["status"], "not run: perf not found")
+        self.assertEqual(bd["cases"], [])
+        with self.assertRaises(ValueError):
+            bench.Settings({"BENCH_BREAKDOWN": "yes"})
+
+
+class Headline(unittest.TestCase):
+    def test_headline_lines(self):
+        with tempfile.TemporaryDirectory() as t:
+            j = os.path.join(t, "2026-12-31-h.json")
+            with open(j, "w") as f:
+                json.dump(data(), f)
+            out = subprocess.run([sys.executable, REPORT_PY, "--headline", j], check=True,
+                                 capture_output=True, text=True).stdout
+        lines = out.splitlines()
+        self.assertTrue(any(ln.startswith("- unlink mean: 0.50×") for ln in lines), out)
+        self.assertTrue("2026-12-31-h" in out, out)
+        self.assertTrue(lines[0].startswith("From 2026-12-31-h.md"), out)
+        self.assertTrue(all(ln.startswith("- ") for ln in lines[2:]), out)
+        self.assertEqual(len(lines[2:]), 10)  # one line per goal figure, the floor
+        self.assertTrue(lines[-1].startswith("- kick floor: ours-sync: floor 20.5 us; "
+                                             "cache=never stat() 30.2 us per sync request"), out)
+
+
+if __name__ == "__main__":
+    unittest.main()
