@@ -44,15 +44,16 @@ static int trace_fd = -1;	/* --trace-file, opened before any thread */
 
 /*
  * The worker pool. A queue that needs a worker goes on the run list once. A
- * queue some worker is running (->running) is not put there again: its post
- * sets ->again instead and that worker runs it once more before it lets go
- * (pool_done), so a kick that comes while a worker is on the queue wakes
- * nobody. A worker with nothing to run counts itself in idle and sleeps on
- * the semaphore wake; a post that finds idle above 0 takes one worker off it
+ * worker with nothing to run counts itself in idle and sleeps on the
+ * semaphore wake; a post that finds idle above 0 takes one worker off it
  * and posts wake once, after dropping the lock. So a hand-off costs one
- * futex wake and one futex wait, and none at all when no worker sleeps. (A
- * condition variable costs a third: glibc marks the mutex contended when a
- * waiter takes it back, so the waiter's next unlock is a futex wake.)
+ * futex wake and one futex wait, and a post finding no worker asleep (all
+ * of them running queues, the one it posts included) none: a running worker
+ * takes the queue off the list when it is done. (A condition variable costs
+ * a third: glibc marks the mutex contended when a waiter takes it back, so
+ * the waiter's next unlock is a futex wake even with nobody waiting.) A
+ * post while a worker runs the queue still wakes an idle worker: without
+ * EVENT_IDX the kick is the only news of chains behind a slow one.
  *
  * No wake-up is lost: a worker finds the run list empty and counts itself
  * idle under the lock; a post puts the queue on the list and reads idle
@@ -60,10 +61,8 @@ static int trace_fd = -1;	/* --trace-file, opened before any thread */
  * sleep, or the post sees it idle and posts wake, which a sem_wait() not
  * yet begun still consumes. Each post of wake matches one worker taken off
  * idle, so wake never holds more than the workers about to wake. A worker
- * leaving a queue reads ->again and drops ->running under the lock its
- * posts take, so a post either finds ->running at 0 and queues q, or its
- * ->again is seen. The worker reads the ring under q->lock after taking q,
- * so it sees every chain the guest made available before the kick.
+ * takes q off the list before it reads the ring (under q->lock), so a post
+ * after that puts q back and the chains of its kick are seen by a run.
  */
 static struct {
 	pthread_mutex_t lock;		/* protects head, tail, idle */
@@ -339,15 +338,12 @@ static bool pool_queue_locked(struct fs_queue *q)
 /* Hands q to a worker; kick_ns: the kick that asks for it (CLOCK_MONOTONIC). */
 static void pool_post(struct fs_queue *q, uint64_t kick_ns)
 {
-	bool wake = false;
+	bool wake;
 
 	pthread_mutex_lock(&pool.lock);
 	if (!q->kick_ns)
 		q->kick_ns = kick_ns;
-	if (q->running)
-		q->again = true;
-	else
-		wake = pool_queue_locked(q);
+	wake = pool_queue_locked(q);
 	pthread_mutex_unlock(&pool.lock);
 	if (wake)
 		sem_post(&pool.wake);
@@ -389,32 +385,10 @@ static struct fs_queue *pool_take(uint64_t *kick_ns)
 	if (!pool.head)
 		pool.tail = NULL;
 	q->queued = false;
-	q->running++;
 	*kick_ns = q->kick_ns;
 	q->kick_ns = 0;
 	pthread_mutex_unlock(&pool.lock);
 	return q;
-}
-
-/*
- * A worker is done running q. Returns true, with the first kick not yet
- * taken in *kick_ns, if q was posted meanwhile and must be run again.
- */
-static bool pool_done(struct fs_queue *q, uint64_t *kick_ns)
-{
-	bool again;
-
-	pthread_mutex_lock(&pool.lock);
-	again = q->again;
-	q->again = false;
-	if (again) {
-		*kick_ns = q->kick_ns;
-		q->kick_ns = 0;
-	} else {
-		q->running--;
-	}
-	pthread_mutex_unlock(&pool.lock);
-	return again;
 }
 
 /* kick_ns: when the kick was received. */
@@ -596,9 +570,7 @@ static void *worker_main(void *arg)
 		uint64_t kick_ns;
 		struct fs_queue *q = pool_take(&kick_ns);
 
-		do
-			worker_run_queue(q, kick_ns, ctx, iov);
-		while (pool_done(q, &kick_ns));
+		worker_run_queue(q, kick_ns, ctx, iov);
 	}
 	return NULL;
 }

@@ -45,8 +45,6 @@ struct fs_queue {
 
 	/* protected by the pool lock */
 	bool queued;			/* on the run list */
-	unsigned int running;		/* workers between pool_take and pool_done */
-	bool again;			/* posted while running: run once more */
 	uint64_t kick_ns;		/* first kick not yet taken by a worker */
 	struct fs_queue *next;
 };
