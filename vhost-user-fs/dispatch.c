@@ -13,8 +13,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <semaphore.h>
 #include <fcntl.h>
+#include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
