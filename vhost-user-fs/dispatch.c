@@ -7,12 +7,14 @@
  * operation. A sync queue is processed by the vhost-user thread or, with a
  * kick channel, by its handler thread; either keeps the lock across the
  * whole batch, so the other (kicks come from one guest CPU at a time) waits
- * at most for that batch. The pool lock covers the run list and nothing
- * else.
+ * at most for that batch. The pool lock covers the run list, the idle
+ * count and each queue's pool fields (see the pool below); it nests inside
+ * q->lock, never the other way round.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -40,15 +42,37 @@ struct fsq_stats {
 static struct fsq_stats stats[FS_MAX_QUEUES];
 static int trace_fd = -1;	/* --trace-file, opened before any thread */
 
+/*
+ * The worker pool. A queue that needs a worker goes on the run list once. A
+ * worker with nothing to run counts itself in idle and sleeps on the
+ * semaphore wake; a post that finds idle above 0 takes one worker off it
+ * and posts wake once, after dropping the lock. So a hand-off costs one
+ * futex wake and one futex wait, and a post finding no worker asleep (all
+ * of them running queues, the one it posts included) none: a running worker
+ * takes the queue off the list when it is done. (A condition variable costs
+ * a third: glibc marks the mutex contended when a waiter takes it back, so
+ * the waiter's next unlock is a futex wake even with nobody waiting.) A
+ * post while a worker runs the queue still wakes an idle worker: without
+ * EVENT_IDX the kick is the only news of chains behind a slow one.
+ *
+ * No wake-up is lost: a worker finds the run list empty and counts itself
+ * idle under the lock; a post puts the queue on the list and reads idle
+ * under the same lock, so either the worker sees the queue and does not
+ * sleep, or the post sees it idle and posts wake, which a sem_wait() not
+ * yet begun still consumes. Each post of wake matches one worker taken off
+ * idle, so wake never holds more than the workers about to wake. A worker
+ * takes q off the list before it reads the ring (under q->lock), so a post
+ * after that puts q back and the chains of its kick are seen by a run.
+ */
 static struct {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct fs_queue *head, *tail;
-	const struct options *opt;
+	pthread_mutex_t lock;		/* protects head, tail, idle */
+	sem_t wake;			/* one post per worker taken off idle */
+	struct fs_queue *head, *tail;	/* the run list */
+	unsigned int idle;		/* workers asleep or going to sleep on wake */
+	const struct options *opt;	/* set before the workers start */
 	struct fuse_server *srv;
 } pool = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.cond = PTHREAD_COND_INITIALIZER,
 };
 
 static const char *const type_names[] = {
@@ -290,23 +314,57 @@ static bool defer_locked(struct fs_queue *q, const struct vring_elem *e,
 	return true;
 }
 
+/*
+ * Puts q on the run list unless it is there. Called with the pool lock
+ * held; returns true if a waiting worker should be woken for it.
+ */
+static bool pool_queue_locked(struct fs_queue *q)
+{
+	if (q->queued)
+		return false;
+	q->queued = true;
+	q->next = NULL;
+	if (pool.tail)
+		pool.tail->next = q;
+	else
+		pool.head = q;
+	pool.tail = q;
+	if (!pool.idle)
+		return false;
+	pool.idle--;
+	return true;
+}
+
 /* Hands q to a worker; kick_ns: the kick that asks for it (CLOCK_MONOTONIC). */
 static void pool_post(struct fs_queue *q, uint64_t kick_ns)
 {
+	bool wake;
+
 	pthread_mutex_lock(&pool.lock);
 	if (!q->kick_ns)
 		q->kick_ns = kick_ns;
-	if (!q->queued) {
-		q->queued = true;
-		q->next = NULL;
-		if (pool.tail)
-			pool.tail->next = q;
-		else
-			pool.head = q;
-		pool.tail = q;
-		pthread_cond_signal(&pool.cond);
-	}
+	wake = pool_queue_locked(q);
 	pthread_mutex_unlock(&pool.lock);
+	if (wake)
+		sem_post(&pool.wake);
+}
+
+/*
+ * The worker running q saw more chains: let a waiting worker, if there is
+ * one, take part of them meanwhile.
+ */
+static void pool_share(struct fs_queue *q)
+{
+	bool wake = false;
+
+	if (pool.opt->workers < 2)
+		return;
+	pthread_mutex_lock(&pool.lock);
+	if (pool.idle)
+		wake = pool_queue_locked(q);
+	pthread_mutex_unlock(&pool.lock);
+	if (wake)
+		sem_post(&pool.wake);
 }
 
 /* The next queue to run, and in *kick_ns the first kick not yet taken. */
@@ -315,8 +373,13 @@ static struct fs_queue *pool_take(uint64_t *kick_ns)
 	struct fs_queue *q;
 
 	pthread_mutex_lock(&pool.lock);
-	while (!pool.head)
-		pthread_cond_wait(&pool.cond, &pool.lock);
+	while (!pool.head) {
+		pool.idle++;
+		pthread_mutex_unlock(&pool.lock);
+		while (sem_wait(&pool.wake))
+			;	/* EINTR */
+		pthread_mutex_lock(&pool.lock);
+	}
 	q = pool.head;
 	pool.head = q->next;
 	if (!pool.head)
@@ -460,7 +523,7 @@ static void worker_run_queue(struct fs_queue *q, uint64_t kick_ns,
 		q->busy++;
 		/* let an idle worker pick up the rest of the queue meanwhile */
 		if (vring__has_avail(&q->vr))
-			pool_post(q, 0);
+			pool_share(q);
 		pthread_mutex_unlock(&q->lock);
 
 		len = process_chain(dev, ctx, &e, s, &fault, kick_ns);
@@ -537,6 +600,8 @@ int dispatch__init(const struct options *opt, struct fuse_server *srv)
 
 	pool.opt = opt;
 	pool.srv = srv;
+	if (sem_init(&pool.wake, 0, 0))
+		return -errno;
 	for (i = 0; i < opt->workers; i++) {
 		pthread_t t;
 		int err = pthread_create(&t, NULL, worker_main,

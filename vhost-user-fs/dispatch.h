@@ -44,7 +44,7 @@ struct fs_queue {
 	unsigned long sync_seen;	/* sync chains popped, for --sync-late */
 
 	/* protected by the pool lock */
-	bool queued;
+	bool queued;			/* on the run list */
 	uint64_t kick_ns;		/* first kick not yet taken by a worker */
 	struct fs_queue *next;
 };

@@ -714,6 +714,119 @@ static bool used_reaches(unsigned int q, uint16_t idx)
 	return false;
 }
 
+/* Where the device asks to be kicked (EVENT_IDX): the avail_event of q. */
+static uint16_t avail_event(unsigned int q)
+{
+	return __atomic_load_n((uint16_t *)&vq_of(q).used->ring[QSIZE],
+			       __ATOMIC_ACQUIRE);
+}
+
+#define STRESS_SLOTS	(QSIZE / 2)
+#define STRESS_CHAINS	3000
+
+/* GETATTR in chain slot (heads 2 slot, 2 slot + 1) of queue 1, own buffers. */
+static uint64_t submit_slot(unsigned int slot)
+{
+	struct vq v = vq_of(1);
+	uint32_t in_off = BUF_AREA(1) + slot * 0x800, out_off = in_off + 0x400;
+	struct fuse_in_header *ih = (void *)(mem + in_off);
+	uint16_t head = 2 * slot;
+
+	memset(ih, 0, sizeof(*ih) + sizeof(struct fuse_getattr_in));
+	ih->len = sizeof(*ih) + sizeof(struct fuse_getattr_in);
+	ih->opcode = FUSE_GETATTR;
+	ih->unique = unique++;
+	ih->nodeid = 1;
+	memset(mem + out_off, 0, 256);
+	v.desc[head] = (struct vring_desc){ MEM_GPA + in_off, ih->len,
+		VRING_DESC_F_NEXT, (uint16_t)(head + 1) };
+	v.desc[head + 1] = (struct vring_desc){ MEM_GPA + out_off, 256,
+		VRING_DESC_F_WRITE, 0 };
+	v.avail->ring[avail_idx[1] % QSIZE] = head;
+	__atomic_store_n(&v.avail->idx, ++avail_idx[1], __ATOMIC_RELEASE);
+	return ih->unique;
+}
+
+/*
+ * Many chains on one request queue, in batches of 1 to 16 while earlier
+ * ones are still being run by three workers, kicked only when the device's
+ * avail_event asks for it (as a driver does): every chain completes, once,
+ * with its own reply. A kick or a chain lost between a worker finishing the
+ * queue and the next post shows as a chain that never completes.
+ */
+static void t_worker_stress(void)
+{
+	struct fuse_init_in init = { .major = 7, .minor = 41 };
+	uint64_t uniq[STRESS_SLOTS];
+	bool busy[STRESS_SLOTS] = { false };
+	unsigned int next = 0, done = 0, round = 0, kicks = 0, slot = 0;
+	uint16_t seen = 1;
+	struct vq v;
+	char junk[4096];
+
+	restart("--workers=3");
+	CHECK(!test_failed);
+	t_setup_rings();
+	CHECK(!test_failed);
+	v = vq_of(1);
+	CHECK(fcntl(pipe_rd, F_SETFL, O_NONBLOCK) == 0);
+	submit(1, FUSE_INIT, 0, &init, sizeof(init), 4096);
+	CHECK(kick(1) == 0);
+	CHECK(used_reaches(1, 1));
+	while (done < STRESS_CHAINS) {
+		unsigned int n = 1 + round++ % 16, i, waited;
+		uint16_t old = avail_idx[1];
+
+		if (n > STRESS_SLOTS - (next - done))
+			n = STRESS_SLOTS - (next - done);
+		if (n > STRESS_CHAINS - next)
+			n = STRESS_CHAINS - next;
+		for (i = 0; i < n; i++) {
+			while (busy[slot])
+				slot = (slot + 1) % STRESS_SLOTS;
+			uniq[slot] = submit_slot(slot);
+			busy[slot] = true;
+			next++;
+		}
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (n && (uint16_t)(avail_idx[1] - avail_event(1) - 1) <
+			 (uint16_t)(avail_idx[1] - old)) {
+			CHECK(kick(1) == 0);
+			kicks++;
+		}
+		/* reap; wait (bounded) only when nothing more can be posted */
+		for (waited = 0;; waited++) {
+			uint16_t used = __atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE);
+			bool full = next - done == STRESS_SLOTS ||
+				    next == STRESS_CHAINS;
+
+			for (; seen != used; seen++) {
+				struct vring_used_elem *u = &v.used->ring[seen % QSIZE];
+				struct fuse_out_header *oh;
+				unsigned int s = u->id / 2;
+
+				CHECK(u->id % 2 == 0 && s < STRESS_SLOTS && busy[s]);
+				oh = (void *)(mem + BUF_AREA(1) + s * 0x800 + 0x400);
+				CHECK(oh->unique == uniq[s] && oh->error == 0);
+				CHECK(u->len == oh->len &&
+				      oh->len == sizeof(*oh) + sizeof(struct fuse_attr_out));
+				busy[s] = false;
+				done++;
+			}
+			while (read(pipe_rd, junk, sizeof(junk)) > 0)
+				;
+			if (done == STRESS_CHAINS || !full || next - done < STRESS_SLOTS / 2)
+				break;
+			CHECK(waited < 5000);	/* 5 s without a completion */
+			usleep(1000);
+		}
+	}
+	CHECK(__atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE) == avail_idx[1]);
+	/* the device asked for kicks only now and then */
+	CHECK(kicks > 0 && kicks < STRESS_CHAINS);
+	CHECK(kill(daemon_pid, 0) == 0);
+}
+
 /*
  * A frontend that never reads the backend channel: once it is full, the
  * worker waiting for room gives up after --backend-timeout and the daemon
@@ -1327,6 +1440,7 @@ void vu_tests(const char *daemon)
 	test_run("vhost-user: --pin-sync and --pin-workers, read back", t_pinning);
 	test_run("vhost-user: --pin-sync refuses CPUs it may not use", t_pinning_refused);
 	test_run("vhost-user: EVENT_IDX after the rings: checked again", t_late_event_idx);
+	test_run("vhost-user: many chains on three workers all complete once", t_worker_stress);
 	test_run("vhost-user: a frontend that stops reading is hung up on", t_backend_stall);
 	test_run("sandbox: '..' out of a directory moved off the share", t_moved_dir);
 	test_run("sandbox: namespaces, root, capabilities, seccomp", t_sandbox_layers);
