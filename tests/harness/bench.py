@@ -165,7 +165,20 @@ def share_fs(path):
     if not path:
         path = os.environ.get("TMPDIR") or "/tmp"
         where = "tests/vm/run's default, a fresh temp dir in %s" % path
-    return "%s (%s)" % (where, output(["stat", "-f", "-c", "%T", path]) or "file system unknown")
+    return "%s (%s%s)" % (where, output(["stat", "-f", "-c", "%T", path]) or "file system unknown",
+                          mount_of(path, read_text("/proc/mounts")))
+
+
+def mount_of(path, mounts):
+    """", TYPE on DEVICE" of the mount PATH is on (the longest mount point
+    of /proc/mounts' text MOUNTS above it; stat -f calls ext4 ext2/ext3)."""
+    real, best = os.path.realpath(path), None
+    for ln in mounts.splitlines():
+        f = ln.split()
+        if len(f) >= 3 and (real == f[1] or real.startswith(f[1].rstrip("/") + "/")):
+            if best is None or len(f[1]) > len(best[1]):
+                best = f
+    return ", %s on %s" % (best[2], best[0]) if best else ""
 
 
 def share_args(s):

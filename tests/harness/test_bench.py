@@ -43,6 +43,14 @@ class ShareDir(unittest.TestCase):
             "tests/vm/run's default, a fresh temp dir in %s (" % (os.environ.get("TMPDIR") or "/tmp")))
 
 
+    def test_mount_type_of_the_longest_mount_point(self):
+        mounts = ("/dev/vda / ext4 rw 0 0\ntmpfs /dev/shm tmpfs rw 0 0\n"
+                  "tmpfs /dev/shmx tmpfs rw 0 0\n")
+        self.assertEqual(bench.mount_of("/dev/shm", mounts), ", tmpfs on tmpfs")
+        self.assertEqual(bench.mount_of("/tmp", mounts), ", ext4 on /dev/vda")
+        self.assertEqual(bench.mount_of("/tmp", ""), "")
+
+
 class HostState(unittest.TestCase):
     def test_meminfo_and_stat_read(self):
         st = bench.host_state(MEMINFO, STAT0)
