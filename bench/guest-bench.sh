@@ -75,10 +75,14 @@ dir=$(pwd)
 work=$dir/.guest-bench.$$
 mkdir -p "$work" || exit 2
 # Scratch files off the share where possible (a QEMU guest's /tmp is the
-# host's, read-only).
+# host's, read-only). A UML guest's /tmp is the host's too, and every boot's
+# guest-bench has the same pid: mktemp, so that boots at the same time (and
+# the EXIT trap of the first to end) do not share one directory.
 tmp=
 for t in ${TMPDIR:-} /tmp /dev/shm /run "$work"; do
-	mkdir -p "$t/guest-bench-tmp.$$" 2>/dev/null && { tmp=$t/guest-bench-tmp.$$; break; }
+	tmp=$(mktemp -d "$t/guest-bench-tmp.XXXXXX" 2>/dev/null) && break
+	tmp=
+	mkdir "$t/guest-bench-tmp.$$" 2>/dev/null && { tmp=$t/guest-bench-tmp.$$; break; }
 done
 [ -n "$tmp" ] || exit 2
 trap 'rm -rf "$work" "$tmp"' EXIT
