@@ -75,8 +75,9 @@ dir=$(pwd)
 work=$dir/.guest-bench.$$
 mkdir -p "$work" || exit 2
 # Scratch files off the share where possible (a QEMU guest's /tmp is the
-# host's, read-only). A UML guest's /tmp is the host's too, shared with
-# every other guest, whose shells have the same PIDs: a name of its own.
+# host's, read-only). A UML guest's /tmp is the host's too, and every boot's
+# guest-bench has the same pid: mktemp, so that boots at the same time (and
+# the EXIT trap of the first to end) do not share one directory.
 tmp=
 for t in ${TMPDIR:-} /tmp /dev/shm /run "$work"; do
 	tmp=$(mktemp -d "$t/guest-bench-tmp.XXXXXX" 2>/dev/null) && break

@@ -65,6 +65,9 @@ SETTINGS = (
     ("order", "BENCH_ORDER", "rotate", True, "boot order within a repeat: rotate (configurations "
      "rotated by one per repeat), shuffle (random, BENCH_SEED) or fixed"),
     ("seed", "BENCH_SEED", None, True, "the shuffle's seed (default from the clock; recorded)"),
+    ("share_dir", "BENCH_SHARE_DIR", "", True, "where each boot's share lives: a fresh directory "
+     "under it per boot, removed after it (default tests/vm/run's: a fresh temp dir in $TMPDIR "
+     "or /tmp; bench/README.md, Noise)"),
     ("make_dir", "BENCH_MAKE_DIR", "tools/objtool", True, "what the build workload makes"),
     ("probe_repeats", "BENCH_PROBE_REPEATS", None, True, "probes in the first N repeats only "
      "(default BENCH_REPEATS)"),
@@ -87,7 +90,7 @@ COMMAND = ("size", "repeats", "pin_device", "pin_guest", "qemu_pin_device", "qem
            "flavor", "configs'", "qemu_configs'", "qemu_size", "smp_configs'", "smp_cpus",
            "smp_workloads", "smp_pin_device", "smp_pin_guest", "workloads", "floor", "pin_probe'",
            "probe_repeats", "order", "seed", "make_dir", "breakdown", "breakdown_ops'",
-           "breakdown_n")
+           "breakdown_n", "share_dir")
 
 
 class Settings:
@@ -106,6 +109,8 @@ class Settings:
         if self.order not in ("rotate", "shuffle", "fixed"):
             raise ValueError("BENCH_ORDER=rotate|shuffle|fixed")
         self.seed = self.seed or str(int(time.time()))
+        if self.share_dir and not os.path.isdir(self.share_dir):
+            raise ValueError("BENCH_SHARE_DIR=%s: no such directory" % self.share_dir)
         if self.size not in BOOT:
             raise ValueError("BENCH_SIZE=quick|reduced|full")
         if self.breakdown is None:
@@ -155,6 +160,76 @@ def hms(s):
 def loadavg():
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
+
+
+def read_text(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def share_fs(path):
+    """The share directory of the environment: PATH (or tests/vm/run's
+    default) and its file system type (stat -f)."""
+    where = path and os.path.realpath(path)
+    if not path:
+        path = os.environ.get("TMPDIR") or "/tmp"
+        where = "tests/vm/run's default, a fresh temp dir in %s" % path
+    return "%s (%s%s)" % (where, output(["stat", "-f", "-c", "%T", path]) or "file system unknown",
+                          mount_of(path, read_text("/proc/mounts")))
+
+
+def mount_of(path, mounts):
+    """", TYPE on DEVICE" of the mount PATH is on (the longest mount point
+    of /proc/mounts' text MOUNTS above it; stat -f calls ext4 ext2/ext3)."""
+    real, best = os.path.realpath(path), None
+    for ln in mounts.splitlines():
+        f = ln.split()
+        if len(f) >= 3 and (real == f[1] or real.startswith(f[1].rstrip("/") + "/")):
+            if best is None or len(f[1]) > len(best[1]):
+                best = f
+    return ", %s on %s" % (best[2], best[0]) if best else ""
+
+
+def share_args(s):
+    """(tests/vm/run options, directory) of one boot's share: a fresh
+    directory under BENCH_SHARE_DIR, or ([], None) for tests/vm/run's own."""
+    if not s.share_dir:
+        return [], None
+    d = tempfile.mkdtemp(prefix="vfs-share.", dir=os.path.realpath(s.share_dir))
+    return ["--share", d], d
+
+
+def host_state(meminfo, stat):
+    """The host's pending writeback (/proc/meminfo Dirty, Writeback, kB)
+    and its CPU jiffies (/proc/stat's cpu line) from their texts."""
+    st = {}
+    for ln in meminfo.splitlines():
+        k, _, v = ln.partition(":")
+        if k in ("Dirty", "Writeback") and v.split():
+            st[k.lower() + "_kb"] = int(v.split()[0])
+    cpu = next((ln.split()[1:] for ln in stat.splitlines() if ln.startswith("cpu ")), [])
+    if len(cpu) >= 8:
+        st["cpu"] = [int(x) for x in cpu]
+    return st
+
+
+def host_now():
+    return host_state(read_text("/proc/meminfo"), read_text("/proc/stat"))
+
+
+def host_delta(before, after):
+    """Steal and iowait in per cent of the host's CPU time between two
+    host_state()s (guest and guest_nice are inside user and nice)."""
+    if "cpu" not in before or "cpu" not in after:
+        return {}
+    d = [b - a for a, b in zip(before["cpu"][:8], after["cpu"][:8])]
+    total = sum(d)
+    if total <= 0:
+        return {}
+    return {"steal_pct": round(100.0 * d[7] / total, 2), "iowait_pct": round(100.0 * d[4] / total, 2)}
 
 
 # ---------------------------------------------------------------- helpers
@@ -311,14 +386,19 @@ def boot(s, ctx, i, kind, c, r):
     rid = "%03d-%s-%s-r%s" % (i, kind, c.replace("/", "-"), r)
     d = os.path.join(ctx["raw"], rid)
     args, gargs = boot_args(s, kind, c)
+    share, share_dir = share_args(s)
+    args = share + args
     guest = ["sh", os.path.join(BENCH, "guest-bench.sh"), "--label", c] + gargs + [
         "--vfsbench", ctx["vfsbench"], "--tarball", ctx["tarball"], "--make-dir", s.make_dir]
-    load0 = loadavg()
+    load0, host0 = loadavg(), host_now()
     errpath = os.path.join(ctx["raw"], rid + ".stderr")
     t0 = time.time()
     with open(errpath, "w") as err:
         rc = vm_run(args + ["--timeout", s.timeout, "--results", d, "--quiet"], guest, stderr=err)
     t1 = time.time()
+    host1 = host_now()
+    if share_dir:
+        shutil.rmtree(share_dir, ignore_errors=True)
     if rc != 0:
         log("  exit status %d:" % rc)
         for line in tail(errpath, 5):
@@ -326,6 +406,9 @@ def boot(s, ctx, i, kind, c, r):
     key = uml_build_key(s.flavor, "7.3") if kind == "smp" else uml_build_key(s.flavor)
     return {"id": rid, "kind": kind, "config": c, "repeat": r, "rc": rc,
             "host_s": round(t1 - t0, 3), "load_before": load0, "load_after": loadavg(),
+            "host_dirty_kb": [host0.get("dirty_kb"), host1.get("dirty_kb")],
+            "host_writeback_kb": [host0.get("writeback_kb"), host1.get("writeback_kb")],
+            "host_cpu": host_delta(host0, host1),
             "uml_build_key": key, "driver_version": git_describe(), "dir": d,
             "run_args": args + ["--"] + gargs}
 
@@ -422,6 +505,7 @@ def environment(s, ctx):
         ("pin_device", s.pin_device), ("pin_guest", s.pin_guest),
         ("qemu_pin_device", s.qemu_pin_device), ("qemu_pin_guest", s.qemu_pin_guest),
         ("pin_probe", s.pin_probe), ("workloads", s.workloads), ("size", s.size), ("qemu_size", s.qemu_size),
+        ("share_dir", share_fs(s.share_dir)),
         ("repeats", s.repeats), ("order", s.order), ("seed", s.seed), ("mem_mb", s.mem), ("make_dir", s.make_dir),
         ("tarball", tarball_line(ctx["tarball"])),
         ("device", "vhost-user-fs/vhost-user-fs, options from tests/vm/run: "

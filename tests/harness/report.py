@@ -75,6 +75,7 @@ ENV_ROWS = (("date", "date (UTC)"), ("host", "host"), ("host_kernel", "host kern
             ("uml_flavor", "UML kernel flavor"), ("uml_fragments", "UML config fragments"),
             ("qemu_version", "QEMU"), ("fio_version", "fio"), ("gcc_version", "gcc"),
             ("device", "device"), ("pin", "pinning (taskset -c, device and UML on one list)"),
+            ("share_dir", "shares' host directory (file system, `stat -f`; BENCH_SHARE_DIR)"),
             ("mem_mb", "UML guest memory, MB"), ("size", "UML workload sizes (BENCH_SIZE)"),
             ("qemu_size", "QEMU workload sizes"), ("repeats", "boots per configuration"),
             ("order", "boot order within a repeat (BENCH_ORDER)"), ("seed", "the seed (used by BENCH_ORDER=shuffle)"),
@@ -240,6 +241,12 @@ class Report:
         if loads:
             l1 = [float(x.split()[0]) for x in loads]
             p("| host load average (1 min) around the boots | %.2f–%.2f |" % (min(l1), max(l1)))
+        dirty = [r["host_dirty_kb"][0] for r in runs if (r.get("host_dirty_kb") or [None])[0] is not None]
+        if dirty:
+            p("| host Dirty (/proc/meminfo) before the boots, kB | %d–%d |" % (min(dirty), max(dirty)))
+        steal = [r["host_cpu"]["steal_pct"] for r in runs if (r.get("host_cpu") or {}).get("steal_pct") is not None]
+        if steal:
+            p("| host CPU steal during the boots (/proc/stat), %% | %.1f–%.1f |" % (min(steal), max(steal)))
         p("")
 
     def warnings(self):

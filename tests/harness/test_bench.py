@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Host-side tests of make bench's share directory and per-boot host state
+(no guest is booted): python3 -m unittest discover -s tests/harness -t tests"""
+import os
+import tempfile
+import unittest
+
+from harness import bench
+
+MEMINFO = "MemTotal:       24683652 kB\nDirty:              8272 kB\nWriteback:           128 kB\n"
+# cpu user nice system idle iowait irq softirq steal guest guest_nice
+STAT0 = "cpu  100 0 50 800 10 0 0 40 0 0\ncpu0 1 2 3\n"
+STAT1 = "cpu  200 0 100 1530 30 0 0 140 0 0\ncpu0 1 2 3\n"
+
+
+class ShareDir(unittest.TestCase):
+    def test_default_leaves_tests_vm_run_its_own(self):
+        s = bench.Settings({})
+        self.assertEqual(s.share_dir, "")
+        self.assertEqual(bench.share_args(s), ([], None))
+
+    def test_fresh_dir_per_boot_under_it(self):
+        with tempfile.TemporaryDirectory() as base:
+            s = bench.Settings({"BENCH_SHARE_DIR": base})
+            args1, d1 = bench.share_args(s)
+            args2, d2 = bench.share_args(s)
+            self.assertEqual(args1, ["--share", d1])
+            self.assertNotEqual(d1, d2)
+            for d in (d1, d2):
+                self.assertEqual(os.path.dirname(d), os.path.realpath(base))
+                self.assertEqual(os.listdir(d), [])
+
+    def test_missing_dir_is_refused_before_any_boot(self):
+        with self.assertRaises(ValueError):
+            bench.Settings({"BENCH_SHARE_DIR": "/nonexistent/share/base"})
+
+    def test_environment_names_path_and_fs_type(self):
+        with tempfile.TemporaryDirectory() as base:
+            line = bench.share_fs(base)
+            self.assertTrue(line.startswith(os.path.realpath(base) + " ("), line)
+            self.assertTrue(line.endswith(")") and len(line) > len(base) + 3, line)
+        self.assertTrue(bench.share_fs("").startswith(
+            "tests/vm/run's default, a fresh temp dir in %s (" % (os.environ.get("TMPDIR") or "/tmp")))
+
+
+    def test_mount_type_of_the_longest_mount_point(self):
+        mounts = ("/dev/vda / ext4 rw 0 0\ntmpfs /dev/shm tmpfs rw 0 0\n"
+                  "tmpfs /dev/shmx tmpfs rw 0 0\n")
+        self.assertEqual(bench.mount_of("/dev/shm", mounts), ", tmpfs on tmpfs")
+        self.assertEqual(bench.mount_of("/tmp", mounts), ", ext4 on /dev/vda")
+        self.assertEqual(bench.mount_of("/tmp", ""), "")
+
+
+class HostState(unittest.TestCase):
+    def test_meminfo_and_stat_read(self):
+        st = bench.host_state(MEMINFO, STAT0)
+        self.assertEqual((st["dirty_kb"], st["writeback_kb"]), (8272, 128))
+        self.assertEqual(st["cpu"], [100, 0, 50, 800, 10, 0, 0, 40, 0, 0])
+
+    def test_steal_and_iowait_over_the_boot(self):
+        d = bench.host_delta(bench.host_state(MEMINFO, STAT0), bench.host_state(MEMINFO, STAT1))
+        # 1000 jiffies in all (guest time is inside user): steal 100, iowait 20
+        self.assertEqual(d, {"steal_pct": 10.0, "iowait_pct": 2.0})
+
+    def test_unreadable_state_gives_no_figures(self):
+        self.assertEqual(bench.host_delta(bench.host_state("", ""), bench.host_state("", "")), {})
+
+
+if __name__ == "__main__":
+    unittest.main()
