@@ -205,22 +205,37 @@ static unsigned int vfsync_fuse_add_pages(struct scatterlist *sg,
 }
 
 /*
- * With sync queues the driver does not offer FUSE_ASYNC_DIO. With it the
- * FUSE core sends even a waiting task's O_DIRECT reads and writes as
- * background requests (fuse_direct_IO(), fuse_async_req_send()), which
- * never take a sync queue; without it they are requests a task waits for,
- * and those up to sync_max_bytes complete inside the kick. Only the copy
- * sent to the device changes; a device that grants the flag anyway is
- * believed, as the FUSE core believes it.
+ * The FUSE_INIT flags offered to the device. With sync queues the driver
+ * offers neither FUSE_ASYNC_DIO nor FUSE_ASYNC_READ: with them the FUSE
+ * core sends even reads and writes a task waits for as background requests,
+ * which never take a sync queue. FUSE_ASYNC_DIO: a waiting task's O_DIRECT
+ * reads and writes (fuse_direct_IO(), fuse_async_req_send()).
+ * FUSE_ASYNC_READ: page-cache reads, which all go through readahead
+ * (fuse_readahead() -> fuse_send_readpages(): fuse_simple_background()
+ * with it, fuse_simple_request() without). Without them these are
+ * requests the task waits for, and those up to sync_max_bytes complete
+ * inside the kick; the task ends them itself (fuse_readpages_end() unlocks
+ * the folios after fuse_simple_request() returns).
+ */
+u32 vfsync_init_flags(u32 flags, bool sync_queues)
+{
+	if (sync_queues)
+		flags &= ~(FUSE_ASYNC_DIO | FUSE_ASYNC_READ);
+	return flags;
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_init_flags);
+
+/*
+ * Only the copy sent to the device changes; a device that grants a flag
+ * anyway is believed, as the FUSE core believes it.
  */
 static void vfsync_fuse_init_flags(struct vfsync_fuse *vf, u8 *in, size_t len)
 {
-	struct vfsync_dev *fs = vf->fs;
 	struct fuse_init_in *init = (struct fuse_init_in *)in;
 
-	if (fs->num_sync_queues &&
-	    len >= offsetofend(struct fuse_init_in, flags))
-		init->flags &= ~FUSE_ASYNC_DIO;
+	if (len >= offsetofend(struct fuse_init_in, flags))
+		init->flags = vfsync_init_flags(init->flags,
+						vf->fs->num_sync_queues);
 }
 
 /*

@@ -12,6 +12,7 @@ struct fuse_out_header;
 
 bool vfsync_sync_eligible(u32 opcode, bool background, bool hiprio,
 			  size_t bytes, size_t max_bytes);
+u32 vfsync_init_flags(u32 flags, bool sync_queues);
 int vfsync_check_reply(const struct fuse_out_header *oh, u64 unique,
 		       unsigned int used_len, unsigned int offered_len,
 		       unsigned int out_args_len, unsigned int last_arg_len,

@@ -299,7 +299,8 @@ kick_floor() {
 }
 t uml:kick-floor kick_floor uml:kick-floor 1000
 
-# a task's O_DIRECT I/O completes inside the kick (FUSE_ASYNC_DIO not offered)
+# a task's O_DIRECT I/O and its cold page-cache read complete inside the
+# kick (FUSE_ASYNC_DIO and FUSE_ASYNC_READ not offered)
 t uml:direct-io-sync "$repo/tests/vm/run" --results "$logs/uml:direct-io-sync.results" \
 	--driver ours --sync on -- "$repo/tests/vm/scenarios/direct-io" sync
 t uml:direct-io-sync0 "$repo/tests/vm/run" --results "$logs/uml:direct-io-sync0.results" \

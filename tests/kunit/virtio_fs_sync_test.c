@@ -247,6 +247,31 @@ static void vfsync_test_eligible(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_READ, false, true, 1, SIZE_MAX));
 }
 
+/*
+ * FUSE_INIT: with sync queues neither FUSE_ASYNC_DIO nor FUSE_ASYNC_READ
+ * is offered (either would make a waiting task's reads background
+ * requests); every other flag, and all of them without sync queues, as
+ * the FUSE core asked.
+ */
+static void vfsync_test_init_flags(struct kunit *test)
+{
+	static const u32 asks[] = {
+		0, FUSE_ASYNC_READ, FUSE_ASYNC_DIO,
+		FUSE_ASYNC_READ | FUSE_ASYNC_DIO | FUSE_INIT_EXT,
+		FUSE_POSIX_LOCKS | FUSE_WRITEBACK_CACHE | FUSE_MAX_PAGES,
+		U32_MAX,
+	};
+	const u32 masked = FUSE_ASYNC_READ | FUSE_ASYNC_DIO;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(asks); i++) {
+		KUNIT_EXPECT_EQ(test, vfsync_init_flags(asks[i], false), asks[i]);
+		KUNIT_EXPECT_EQ(test, vfsync_init_flags(asks[i], true),
+				asks[i] & ~masked);
+	}
+	KUNIT_EXPECT_EQ(test, vfsync_init_flags(U32_MAX, true) & masked, 0U);
+}
+
 struct reply_case {
 	const char *what;
 	u32 len;
@@ -1048,6 +1073,7 @@ static struct kunit_case vfsync_map_cases[] = {
 
 static struct kunit_case vfsync_policy_cases[] = {
 	KUNIT_CASE(vfsync_test_eligible),
+	KUNIT_CASE(vfsync_test_init_flags),
 	KUNIT_CASE(vfsync_test_reply),
 	KUNIT_CASE(vfsync_test_config),
 	KUNIT_CASE(vfsync_test_queue_size),
