@@ -1746,8 +1746,10 @@ static bool flush_mode(int fd, const struct options *opt)
 	struct statfs sf;
 	unsigned int i;
 
-	if (opt->flush == FLUSH_ALWAYS)
+	if (opt->flush == FLUSH_ALWAYS) {
+		fprintf(stderr, "vhost-user-fs: --flush=always: guests send FLUSH\n");
 		return false;
+	}
 	if (opt->flush == FLUSH_NEVER) {
 		fprintf(stderr, "vhost-user-fs: --flush=never: FOPEN_NOFLUSH on every file open%s\n",
 			ignored);
