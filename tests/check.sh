@@ -312,8 +312,8 @@ noflush() {
 	"$repo/tests/vm/run" --driver ours --sync on --results "$res" \
 		--share "$a" --dev-opts "--trace-file=$tmp/trace-auto" \
 		--share "$b" --dev-opts "--trace-file=$tmp/trace-always --flush=always" -- \
-		sh -c 'for d in /mnt/share /mnt/share1; do i=0; while [ $i -lt '$n' ]; do
-			echo "x$i" > $d/f$i || exit 1; i=$((i + 1)); done; done' || rc=1
+		sh -c 'for d in /mnt/share /mnt/share1; do i=0; while [ $i -lt "$1" ]; do
+			echo "x$i" > $d/f$i || exit 1; i=$((i + 1)); done; done' sh "$n" || rc=1
 	fa=$(grep -c ' opcode=25 ' "$tmp/trace-auto")
 	fb=$(grep -c ' opcode=25 ' "$tmp/trace-always")
 	echo "FLUSH requests for $n create+write+close: auto $fa, always $fb"

@@ -1030,8 +1030,10 @@ static void t_flush_mode(void)
 
 	snprintf(tmpfs, sizeof(tmpfs), "%s/nf-tmpfs", tmpdir);
 	snprintf(ovl, sizeof(ovl), "%s/nf-ovl", tmpdir);
-	sh("mkdir -p %s %s/l %s/u %s/w %s/m && mount -t tmpfs none %s && mount -t overlay overlay -o lowerdir=%s/l,upperdir=%s/u,workdir=%s/w %s/m",
-	   tmpfs, ovl, ovl, ovl, ovl, tmpfs, ovl, ovl, ovl, ovl);
+	sh("mkdir -p %s %s/l %s/u %s/w %s/m && mount -t tmpfs none %s",
+	   tmpfs, ovl, ovl, ovl, ovl, tmpfs);
+	sh("mount -t overlay ovl -o lowerdir=%s/l,upperdir=%s/u,workdir=%s/w %s/m",
+	   ovl, ovl, ovl, ovl);
 	strcat(ovl, "/m");
 	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		flush_opt = c[i].mode;
