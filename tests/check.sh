@@ -298,6 +298,35 @@ kick_floor() {
 	[ "$calls" -lt "$n" ] || { echo "FAIL: $calls calls: the empty kicks were answered"; return 1; }
 }
 t uml:kick-floor kick_floor uml:kick-floor 1000
+# noflush: two shares on tmpfs in one boot, the device's --flush=auto (the
+# default) and --flush=always; each device traces its requests. After the
+# same create+write+close loop in both, auto's trace has no FLUSH (opcode
+# 25: the opens answered FOPEN_NOFLUSH) and always's has at least one per
+# file; the files hold what was written.
+noflush() {
+	local res=$logs/uml:noflush.results tmp a b n=50 fa fb rc=0
+	[ "$(stat -f -c %T /dev/shm)" = tmpfs ] || { echo "FAIL: /dev/shm is not a tmpfs"; return 1; }
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/vfs-noflush.XXXXXX")
+	a=$(mktemp -d /dev/shm/vfs-noflush-auto.XXXXXX)
+	b=$(mktemp -d /dev/shm/vfs-noflush-always.XXXXXX)
+	"$repo/tests/vm/run" --driver ours --sync on --results "$res" \
+		--share "$a" --dev-opts "--trace-file=$tmp/trace-auto" \
+		--share "$b" --dev-opts "--trace-file=$tmp/trace-always --flush=always" -- \
+		sh -c 'for d in /mnt/share /mnt/share1; do i=0; while [ $i -lt "$1" ]; do
+			echo "x$i" > $d/f$i || exit 1; i=$((i + 1)); done; done' sh "$n" || rc=1
+	fa=$(grep -c ' opcode=25 ' "$tmp/trace-auto")
+	fb=$(grep -c ' opcode=25 ' "$tmp/trace-always")
+	echo "FLUSH requests for $n create+write+close: auto $fa, always $fb"
+	grep -h -- '--flush=' "$res"/device.log* || true
+	[ "$fa" = 0 ] || { echo "FAIL: FLUSH sent with --flush=auto on tmpfs"; rc=1; }
+	[ "$fb" -ge "$n" ] || { echo "FAIL: fewer than $n FLUSH with --flush=always"; rc=1; }
+	[ "$(cat "$a/f7" "$b/f7")" = "$(printf 'x7\nx7')" ] || { echo "FAIL: file contents"; rc=1; }
+	mkdir -p "$res"
+	cp "$tmp"/trace-* "$res/" 2>/dev/null
+	rm -rf "$tmp" "$a" "$b"
+	return $rc
+}
+t uml:noflush noflush
 
 # a task's O_DIRECT I/O and its cold page-cache read complete inside the
 # kick (FUSE_ASYNC_DIO and FUSE_ASYNC_READ not offered)

@@ -18,6 +18,11 @@
  * Locks: FUSE_POSIX_LOCKS and FUSE_FLOCK_LOCKS are not negotiated, so the
  * guest kernel keeps POSIX and BSD locks locally; GETLK/SETLK/SETLKW get
  * ENOSYS if a driver sends them anyway.
+ *
+ * Flush: with no locks to drop, a FLUSH is only the host file system's
+ * ->flush (close() of a duplicate fd). Where that is known to be absent,
+ * opens answer FOPEN_NOFLUSH and the guest does not send FLUSH on close
+ * (--flush, flush_mode()).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -33,11 +38,13 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/vfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include <linux/capability.h>
 #include <linux/fuse.h>
+#include <linux/magic.h>
 
 #include "file_table.h"
 #include "fuse_server.h"
@@ -59,6 +66,7 @@ struct fuse_server {
 	int proc_fd;
 	uint64_t timeout;		/* entry and attr, seconds */
 	bool writeback;
+	bool noflush;			/* FOPEN_NOFLUSH on files; set at creation */
 	bool initialized;		/* atomic: INIT done, set by op_init */
 	unsigned int minor;
 
@@ -720,6 +728,9 @@ static void fill_open_out(struct fuse_server *s, struct fuse_open_out *o,
 	if (s->opt->cache == CACHE_ALWAYS)
 		o->open_flags |= is_dir ? FOPEN_CACHE_DIR | FOPEN_KEEP_CACHE :
 			FOPEN_KEEP_CACHE;
+	/* the FUSE core sends no FLUSH for directories anyway */
+	if (s->noflush && !is_dir)
+		o->open_flags |= FOPEN_NOFLUSH;
 }
 
 static int op_open(struct req *r, struct inode *ino)
@@ -992,7 +1003,11 @@ static int op_flush(struct req *r)
 	fd = file__get(&r->srv->ft, in->fh, false);
 	if (fd < 0)
 		return fd;
-	/* closing a duplicate gives the host file system its close-time hook */
+	/*
+	 * Closing a duplicate gives the host file system its close-time hook.
+	 * Still sent by guests with FOPEN_NOFLUSH ignored (writeback cache,
+	 * kernels before it) and with --flush=always.
+	 */
 	dupfd = dup(fd);
 	if (dupfd < 0 || close(dupfd))
 		err = -errno;
@@ -1706,6 +1721,57 @@ static void mount_warnings(int fd, const char *dir)
 			dir);
 }
 
+/*
+ * Local host file systems whose files have no ->flush in Linux (6.12 and
+ * 7.3 sources): closing a duplicate fd there does nothing the guest could
+ * see (no locks are taken, see Locks above). ext2, ext3 and ext4 share the
+ * magic. Left out on purpose: NFS, SMB, FUSE, overlayfs, ecryptfs, f2fs,
+ * orangefs (they have a ->flush), 9p, ceph and the rest (remote or unknown).
+ */
+static const struct {
+	unsigned long magic;
+	const char *name;
+} noflush_fs[] = {
+	{ EXT4_SUPER_MAGIC, "ext2/ext3/ext4" },
+	{ XFS_SUPER_MAGIC, "xfs" },
+	{ BTRFS_SUPER_MAGIC, "btrfs" },
+	{ TMPFS_MAGIC, "tmpfs" },
+};
+
+/* Whether opens answer FOPEN_NOFLUSH, logged once. */
+static bool flush_mode(int fd, const struct options *opt)
+{
+	const char *ignored = opt->writeback ?
+		" (the guest ignores it with --writeback)" : "";
+	struct statfs sf;
+	unsigned int i;
+
+	if (opt->flush == FLUSH_ALWAYS) {
+		fprintf(stderr, "vhost-user-fs: --flush=always: guests send FLUSH\n");
+		return false;
+	}
+	if (opt->flush == FLUSH_NEVER) {
+		fprintf(stderr, "vhost-user-fs: --flush=never: FOPEN_NOFLUSH on every file open%s\n",
+			ignored);
+		return true;
+	}
+	if (fstatfs(fd, &sf)) {
+		fprintf(stderr, "vhost-user-fs: --flush=auto: fstatfs %s: %m: guests send FLUSH\n",
+			opt->shared_dir);
+		return false;
+	}
+	for (i = 0; i < sizeof(noflush_fs) / sizeof(noflush_fs[0]); i++) {
+		if ((unsigned long)sf.f_type == noflush_fs[i].magic) {
+			fprintf(stderr, "vhost-user-fs: --flush=auto: %s is on %s, no flush-time work: FOPEN_NOFLUSH on every file open%s\n",
+				opt->shared_dir, noflush_fs[i].name, ignored);
+			return true;
+		}
+	}
+	fprintf(stderr, "vhost-user-fs: --flush=auto: %s is on file system type 0x%lx, not known to flush as a no-op: guests send FLUSH\n",
+		opt->shared_dir, (unsigned long)sf.f_type);
+	return false;
+}
+
 struct fuse_server *fuse_server__new(const struct options *opt)
 {
 	struct fuse_server *s = calloc(1, sizeof(*s));
@@ -1736,6 +1802,7 @@ struct fuse_server *fuse_server__new(const struct options *opt)
 		return NULL;
 	}
 	mount_warnings(s->root_rd_fd, opt->shared_dir);
+	s->noflush = flush_mode(s->root_rd_fd, opt);
 	err = inode__table_init(&s->it, root, opt->fd_cache,
 				max_held(opt));
 	if (err) {

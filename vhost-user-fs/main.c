@@ -54,6 +54,9 @@ static void usage(FILE *f)
 "  --tag=TAG              mount tag in the config space (default share)\n"
 "  --readonly             refuse every modification with EROFS\n"
 "  --cache=auto|always|never  entry/attr timeouts and open flags (auto)\n"
+"  --flush=auto|always|never  FLUSH on close: always sent, never (FOPEN_NOFLUSH\n"
+"                         on every file open), or auto (default): never when\n"
+"                         the share is on ext2/3/4, xfs, btrfs or tmpfs\n"
 "  --writeback, --no-writeback  FUSE writeback cache (default off)\n"
 "  --xattr, --no-xattr    extended attributes (default on)\n"
 "  --request-queues=R     request queues in the config space (default 1)\n"
@@ -158,6 +161,10 @@ static const struct choice cache_choices[] = {
 	{ "auto", CACHE_AUTO }, { "always", CACHE_ALWAYS },
 	{ "never", CACHE_NEVER }, { "none", CACHE_NEVER }, { }
 };
+static const struct choice flush_choices[] = {
+	{ "auto", FLUSH_AUTO }, { "always", FLUSH_ALWAYS },
+	{ "never", FLUSH_NEVER }, { }
+};
 static const struct choice sandbox_choices[] = {
 	{ "namespace", SANDBOX_NAMESPACE }, { "chroot", SANDBOX_CHROOT },
 	{ "none", SANDBOX_NONE }, { }
@@ -170,7 +177,8 @@ static const struct choice seccomp_choices[] = {
 /* The enums of options.h are set through an unsigned int (GCC's type for them). */
 _Static_assert(sizeof(enum cache_mode) == sizeof(unsigned int) &&
 	       sizeof(enum sandbox_mode) == sizeof(unsigned int) &&
-	       sizeof(enum seccomp_mode) == sizeof(unsigned int),
+	       sizeof(enum seccomp_mode) == sizeof(unsigned int) &&
+	       sizeof(enum flush_mode) == sizeof(unsigned int),
 	       "enum options are set as unsigned int");
 
 enum opt_kind {
@@ -206,6 +214,7 @@ static const struct opt_def opt_defs[] = {
 	STRING("tag", tag),
 	FLAG("readonly", readonly),
 	CHOICE("cache", cache, cache_choices),
+	CHOICE("flush", flush, flush_choices),
 	FLAG("writeback", writeback),
 	NOFLAG("no-writeback", writeback),
 	FLAG("xattr", xattr),

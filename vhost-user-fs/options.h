@@ -15,6 +15,8 @@ struct pin_cpus {
 enum cache_mode { CACHE_NEVER, CACHE_AUTO, CACHE_ALWAYS };
 enum sandbox_mode { SANDBOX_NAMESPACE, SANDBOX_CHROOT, SANDBOX_NONE };
 enum seccomp_mode { SECCOMP_TRAP, SECCOMP_KILL, SECCOMP_NONE };
+/* FOPEN_NOFLUSH on regular-file opens: auto = if the share's f_type allows */
+enum flush_mode { FLUSH_AUTO, FLUSH_ALWAYS, FLUSH_NEVER };
 
 struct options {
 	const char *socket_path;
@@ -38,6 +40,7 @@ struct options {
 	enum cache_mode cache;
 	enum sandbox_mode sandbox;
 	enum seccomp_mode seccomp;
+	enum flush_mode flush;
 	unsigned int request_queues;
 	unsigned int sync_queues;
 	unsigned int sync_bit;

@@ -943,6 +943,127 @@ static void t_mount_warning(void)
 	server_start(false, 64);
 }
 
+/* Share and mode of the next server_start_opts(..., opt_flush). */
+static const char *flush_share;
+static enum flush_mode flush_opt;
+
+static void opt_flush(struct options *o)
+{
+	o->shared_dir = flush_share;
+	o->flush = flush_opt;
+}
+
+/* open_flags of a CREATE, an OPEN, a TMPFILE and an OPENDIR reply. */
+static void open_replies(uint32_t flags[4])
+{
+	struct fuse_create_in ci = { .flags = O_RDWR | O_CREAT,
+		.mode = S_IFREG | 0600 };
+	struct fuse_open_in oi = { .flags = O_RDWR };
+	struct fuse_open_in di = { .flags = O_RDONLY | O_DIRECTORY };
+	struct fuse_release_in rel = { 0 };
+	struct fuse_flush_in fl = { 0 };
+	struct fuse_entry_out *e;
+	struct fuse_open_out *o;
+	struct reply r;
+	uint64_t node;
+
+	memset(flags, 0xff, 4 * sizeof(flags[0]));
+	r = req(FUSE_CREATE, 1, &ci, sizeof(ci), S("nf"), NULL);
+	CHECK(r.error == 0 && r.len == sizeof(*e) + sizeof(*o));
+	if (r.error)
+		return;
+	e = r.data;
+	o = (void *)(e + 1);
+	node = e->nodeid;
+	flags[0] = o->open_flags;
+	/* a guest that sends FLUSH anyway gets it done */
+	fl.fh = o->fh;
+	CHECK(req(FUSE_FLUSH, node, &fl, sizeof(fl), NULL).error == 0);
+	rel.fh = o->fh;
+	CHECK(req(FUSE_RELEASE, node, &rel, sizeof(rel), NULL).error == 0);
+	r = req(FUSE_OPEN, node, &oi, sizeof(oi), NULL);
+	CHECK(r.error == 0 && r.len == sizeof(*o));
+	if (!r.error) {
+		o = r.data;
+		flags[1] = o->open_flags;
+		rel.fh = o->fh;
+		CHECK(req(FUSE_RELEASE, node, &rel, sizeof(rel), NULL).error == 0);
+	}
+	CHECK(req(FUSE_UNLINK, 1, S("nf"), NULL).error == 0);
+	r = req(FUSE_TMPFILE, 1, &ci, sizeof(ci), NULL);
+	CHECK(r.error == 0 && r.len == sizeof(*e) + sizeof(*o));
+	if (!r.error) {
+		e = r.data;
+		o = (void *)(e + 1);
+		flags[2] = o->open_flags;
+		rel.fh = o->fh;
+		CHECK(req(FUSE_RELEASE, e->nodeid, &rel, sizeof(rel), NULL).error == 0);
+	}
+	r = req(FUSE_OPENDIR, 1, &di, sizeof(di), NULL);
+	CHECK(r.error == 0 && r.len == sizeof(*o));
+	if (!r.error) {
+		o = r.data;
+		flags[3] = o->open_flags;
+		rel.fh = o->fh;
+		CHECK(req(FUSE_RELEASEDIR, 1, &rel, sizeof(rel), NULL).error == 0);
+	}
+}
+
+/*
+ * FOPEN_NOFLUSH on file opens per --flush and per host file system: tmpfs
+ * is on the auto list, overlayfs (it has a ->flush) is not. Directories
+ * never get it.
+ */
+static void t_flush_mode(void)
+{
+	static const struct {
+		enum flush_mode mode;
+		bool on_tmpfs, on_overlay;
+	} c[] = {
+		{ FLUSH_AUTO, true, false },
+		{ FLUSH_ALWAYS, false, false },
+		{ FLUSH_NEVER, true, true },
+	};
+	char tmpfs[300], ovl[300], msg[1024];
+	uint32_t f[4];
+	unsigned int i;
+
+	snprintf(tmpfs, sizeof(tmpfs), "%s/nf-tmpfs", tmpdir);
+	snprintf(ovl, sizeof(ovl), "%s/nf-ovl", tmpdir);
+	sh("mkdir -p %s %s/l %s/u %s/w %s/m && mount -t tmpfs none %s",
+	   tmpfs, ovl, ovl, ovl, ovl, tmpfs);
+	sh("mount -t overlay ovl -o lowerdir=%s/l,upperdir=%s/u,workdir=%s/w %s/m",
+	   ovl, ovl, ovl, ovl);
+	strcat(ovl, "/m");
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		flush_opt = c[i].mode;
+		flush_share = tmpfs;
+		server_start_opts(false, 64, opt_flush);
+		open_replies(f);
+		CHECK(!!(f[0] & FOPEN_NOFLUSH) == c[i].on_tmpfs);
+		CHECK(!!(f[1] & FOPEN_NOFLUSH) == c[i].on_tmpfs);
+		CHECK(!!(f[2] & FOPEN_NOFLUSH) == c[i].on_tmpfs);
+		CHECK(!(f[3] & FOPEN_NOFLUSH));
+		flush_share = ovl;
+		server_start_opts(false, 64, opt_flush);
+		open_replies(f);
+		CHECK(!!(f[0] & FOPEN_NOFLUSH) == c[i].on_overlay);
+		CHECK(!!(f[1] & FOPEN_NOFLUSH) == c[i].on_overlay);
+		CHECK(!(f[3] & FOPEN_NOFLUSH));
+	}
+	/* auto says what it decided */
+	fopt.flush = FLUSH_AUTO;
+	start_stderr(tmpfs, msg, sizeof(msg));
+	CHECK(strstr(msg, "--flush=auto") && strstr(msg, "tmpfs") &&
+	      strstr(msg, "FOPEN_NOFLUSH"));
+	start_stderr(ovl, msg, sizeof(msg));
+	CHECK(strstr(msg, "--flush=auto") && strstr(msg, "guests send FLUSH"));
+	fuse_server__free(srv);
+	srv = NULL;
+	sh("umount %s && umount %s", ovl, tmpfs);
+	server_start(false, 64);
+}
+
 static int set_host_xattr(const char *file, const char *name, const char *v)
 {
 	char p[300];
@@ -1368,6 +1489,7 @@ int main(int argc, char **argv)
 	run("checks: stale inode numbers are not reused", t_stale_inode_reuse);
 	run("checks: MKNOD of devices refused", t_mknod_devices);
 	run("checks: nosuid/nodev warning", t_mount_warning);
+	run("checks: --flush: FOPEN_NOFLUSH per mode and file system", t_flush_mode);
 	run("checks: xattr names the host honours refused", t_xattr_filter);
 	run("checks: --xattr-prefix", t_xattr_prefix);
 	run("checks: xattr reply longer than the buffer", t_xattr_reply_room);
