@@ -24,9 +24,9 @@ import random
 import sys
 import tarfile
 
-HEADERS = 240    # headers in all
+HEADERS = 800    # headers in all
 INCDIRS = 12     # -I directories (include/iNN)
-INCLUDES = 40    # headers each C file includes directly
+INCLUDES = 60    # headers each C file includes directly
 NESTED = 3       # headers each header includes (lower-numbered ones)
 PER_DIR = 20     # C files per source directory
 MTIME = 1764547200  # 2025-12-01 00:00 UTC: every member's time

@@ -76,10 +76,12 @@ dir=$(pwd)
 work=$dir/.guest-bench.$$
 mkdir -p "$work" || exit 2
 # Scratch files off the share where possible (a QEMU guest's /tmp is the
-# host's, read-only).
+# host's, read-only; a UML guest's is the host's too, shared with other
+# guests whose shells have the same PID: mktemp's name is unique).
 tmp=
 for t in ${TMPDIR:-} /tmp /dev/shm /run "$work"; do
-	mkdir -p "$t/guest-bench-tmp.$$" 2>/dev/null && { tmp=$t/guest-bench-tmp.$$; break; }
+	tmp=$(mktemp -d "$t/guest-bench-tmp.XXXXXX" 2>/dev/null) && break
+	tmp=
 done
 [ -n "$tmp" ] || exit 2
 trap 'rm -rf "$work" "$tmp"' EXIT
