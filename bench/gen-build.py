@@ -24,10 +24,10 @@ import random
 import sys
 import tarfile
 
-HEADERS = 800    # headers in all
-INCDIRS = 12     # -I directories (include/iNN)
-INCLUDES = 60    # headers each C file includes directly
-NESTED = 3       # headers each header includes (lower-numbered ones)
+HEADERS = 2000   # headers in all
+INCDIRS = 4      # -I directories (include/iNN)
+INCLUDES = 100   # headers each C file includes directly
+NESTED = 4       # headers each header includes (lower-numbered ones)
 PER_DIR = 20     # C files per source directory
 MTIME = 1764547200  # 2025-12-01 00:00 UTC: every member's time
 
