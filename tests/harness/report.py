@@ -121,13 +121,16 @@ def sizes_text(runs):
     return SIZES_TEXT.format(**f)
 
 
-def build_title(env, title):
+def build_title(env, title, noop=True):
     """The build table's title: which build (env build: gen, or objtool in
-    runs from before BENCH_BUILD) and its make directory."""
+    runs from before BENCH_BUILD), its make directory, and the second make
+    where NOOP (runs from before it have none)."""
     what = ("the generated C project (bench/gen-build.py; %s)" % env.get("tarball", "?")
             if env.get("build") == "gen" else
             "the objtool and libsubcmd sources (linux-source-6.12)")
     title = title.replace("the sources", what)
+    if not noop:
+        title = title.replace(", make again (nothing to do)", "")
     if env.get("make_dir"):
         title = title.replace("make -j<vCPUs>", "make -j<vCPUs> -C %s" % env["make_dir"])
     return title
@@ -447,7 +450,8 @@ class Report:
         ratios = configs.ratios("uml", cfgs)
         for wid, title, rows in metrics.workloads():
             if wid == "build":
-                title = build_title(self.env, title)
+                title = build_title(self.env, title, any(metrics.phase(r, "build-noop")
+                                                         for r in self.runs))
             out[wid] = self.table("uml", cfgs, wid, title, rows, ratios)
         self.guest_cpu_table(cfgs)
         self.cpu_time_table("main", cfgs, "UML boots")

@@ -81,8 +81,10 @@ class Rows(unittest.TestCase):
         t = report.build_title({"build": "gen", "make_dir": "gen", "tarball": "g.tar.gz"}, title)
         self.assertIn("bench/gen-build.py; g.tar.gz", t)
         self.assertIn("-C gen", t)
-        t = report.build_title({"make_dir": "tools/objtool"}, title)
+        self.assertIn("make again", t)
+        t = report.build_title({"make_dir": "tools/objtool"}, title, noop=False)
         self.assertIn("objtool and libsubcmd", t)
+        self.assertNotIn("make again", t)
 
 
 if __name__ == "__main__":
