@@ -14,6 +14,7 @@ them); re-render an existing run with
 """
 import datetime
 import glob
+import hashlib
 import json
 import os
 import random
@@ -24,7 +25,7 @@ import tarfile
 import tempfile
 import time
 
-from harness import configs, counters, report
+from harness import configs, counters, report, sizes
 from harness.collect import collect
 from harness.tools import (BENCH, BUILD, CACHE, REPO, Fail, build_uml, git_describe, logger,
                            output, tail, uml_build_key, vfsbench, vm_run)
@@ -68,7 +69,10 @@ SETTINGS = (
     ("share_dir", "BENCH_SHARE_DIR", "", True, "where each boot's share lives: a fresh directory "
      "under it per boot, removed after it (default tests/vm/run's: a fresh temp dir in $TMPDIR "
      "or /tmp; bench/README.md, Noise)"),
-    ("make_dir", "BENCH_MAKE_DIR", "tools/objtool", True, "what the build workload makes"),
+    ("build", "BENCH_BUILD", "gen", True, "the build workload: gen (bench/gen-build.py, sized by "
+     "bench/sizes) or objtool (linux-source-6.12)"),
+    ("make_dir", "BENCH_MAKE_DIR", None, True, "what the build workload makes (default gen, or "
+     "tools/objtool with BENCH_BUILD=objtool)"),
     ("probe_repeats", "BENCH_PROBE_REPEATS", None, True, "probes in the first N repeats only "
      "(default BENCH_REPEATS)"),
     ("flavor", "BENCH_FLAVOR", "bench", True, "UML kernel flavor bench|debug (debug only to "
@@ -89,7 +93,7 @@ SETTINGS = (
 COMMAND = ("size", "repeats", "pin_device", "pin_guest", "qemu_pin_device", "qemu_pin_guest",
            "flavor", "configs'", "qemu_configs'", "qemu_size", "smp_configs'", "smp_cpus",
            "smp_workloads", "smp_pin_device", "smp_pin_guest", "workloads", "floor", "pin_probe'",
-           "probe_repeats", "order", "seed", "make_dir", "breakdown", "breakdown_ops'",
+           "probe_repeats", "order", "seed", "build", "make_dir", "breakdown", "breakdown_ops'",
            "breakdown_n", "share_dir")
 
 
@@ -106,6 +110,9 @@ class Settings:
         self.pin_device = self.pin_device or pin or "0"
         self.pin_guest = self.pin_guest or pin or ("1" if TWO_CPUS else "0")
         self.probe_repeats = self.probe_repeats or self.repeats
+        if self.build not in ("gen", "objtool"):
+            raise ValueError("BENCH_BUILD=gen|objtool")
+        self.make_dir = self.make_dir or ("gen" if self.build == "gen" else "tools/objtool")
         if self.order not in ("rotate", "shuffle", "fixed"):
             raise ValueError("BENCH_ORDER=rotate|shuffle|fixed")
         self.seed = self.seed or str(int(time.time()))
@@ -267,6 +274,26 @@ def build_tarball():
                           check=False).returncode:
             raise Fail("cannot make %s" % tarball)
         os.replace(tarball + ".tmp", tarball)
+    return tarball
+
+
+def gen_tarball(size):
+    """The generated build (bench/gen-build.py) of SIZE's build_files and
+    build_seed (bench/sizes), made once: its name carries those and a hash
+    of the generator, so a changed generator or size makes a new one."""
+    gen = os.path.join(BENCH, "gen-build.py")
+    sz = sizes.load()[size]
+    with open(gen, "rb") as f:
+        h = hashlib.sha256(f.read()).hexdigest()[:8]
+    tarball = os.path.join(BUILD, "gen-build-%df-s%d-%s.tar.gz" % (sz["build_files"], sz["build_seed"], h))
+    if os.path.exists(tarball) and os.path.getsize(tarball) > 0:
+        return tarball
+    log("making the build workload's tarball (bench/gen-build.py, %d files)" % sz["build_files"])
+    os.makedirs(BUILD, exist_ok=True)
+    if subprocess.run([sys.executable, gen, "--files", str(sz["build_files"]), "--seed",
+                       str(sz["build_seed"]), tarball + ".tmp"], check=False).returncode:
+        raise Fail("cannot make %s" % tarball)
+    os.replace(tarball + ".tmp", tarball)
     return tarball
 
 
@@ -506,7 +533,7 @@ def environment(s, ctx):
         ("qemu_pin_device", s.qemu_pin_device), ("qemu_pin_guest", s.qemu_pin_guest),
         ("pin_probe", s.pin_probe), ("workloads", s.workloads), ("size", s.size), ("qemu_size", s.qemu_size),
         ("share_dir", share_fs(s.share_dir)),
-        ("repeats", s.repeats), ("order", s.order), ("seed", s.seed), ("mem_mb", s.mem), ("make_dir", s.make_dir),
+        ("repeats", s.repeats), ("order", s.order), ("seed", s.seed), ("mem_mb", s.mem), ("build", s.build), ("make_dir", s.make_dir),
         ("tarball", tarball_line(ctx["tarball"])),
         ("device", "vhost-user-fs/vhost-user-fs, options from tests/vm/run: "
          "--request-queues=<vCPUs> --sync-queues=<vCPUs> (UML: 1 and 1), device defaults otherwise "
@@ -531,7 +558,7 @@ def main(argv):
     try:
         # 1. Helpers: vfsbench and the build workload's tarball.
         ctx["vfsbench"] = vfsbench()
-        ctx["tarball"] = build_tarball()
+        ctx["tarball"] = gen_tarball(s.size) if s.build == "gen" else build_tarball()
         # 2. The UML kernels (built on first use; the runs would each wait for them).
         if s.configs.split():
             log("UML kernel (%s flavor; built on first use, about 10 minutes)" % s.flavor)

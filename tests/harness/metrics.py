@@ -132,12 +132,15 @@ def workloads():
         ("write + final fsync, MiB/s", "MiB/s", "higher", getter("seqwrite-fsync", "mib_per_s"), "main"),
         ("read (caches dropped), MiB/s", "MiB/s", "higher", getter("seqread", "mib_per_s"), "main"),
     ]))
-    w.append(("build", "Build: unpack the objtool and libsubcmd sources (linux-source-6.12) onto the share, make -j<vCPUs>", [
+    w.append(("build", "Build: unpack the sources onto the share, make -j<vCPUs>, make again (nothing to do)", [
         ("make elapsed, s", "s", "lower", getter("build-make", "elapsed_s"), "main"),
         ("make user CPU (rusage), s", "s", "lower", getter("build-make", "user_s"), "main"),
         ("make system CPU (rusage), s", "s", "lower", getter("build-make", "sys_s"), "main"),
         ("guest user CPU during make (/proc/stat), s", "s", "lower", cpu_s("build-make", "user"), "main"),
         ("guest system CPU during make (/proc/stat), s", "s", "lower", cpu_s("build-make", "sys"), "main"),
+        ("no-op make elapsed, s", "s", "lower", getter("build-noop", "elapsed_s"), "main"),
+        ("no-op make user CPU (rusage), s", "s", "lower", getter("build-noop", "user_s"), "main"),
+        ("no-op make system CPU (rusage), s", "s", "lower", getter("build-noop", "sys_s"), "main"),
         ("untar elapsed, s", "s", "lower", getter("build-untar", "elapsed_s"), "main"),
         ("rm -rf of the tree, elapsed, s", "s", "lower", getter("build-rm", "elapsed_s"), "main"),
     ]))
@@ -155,5 +158,5 @@ CHARTS = {
 
 CPU_PHASES = ("statloop", "fio-1", "fio-n", "unlink", "smallfile-1", "smallfile-n",
               "seqwrite-nofsync", "seqread", "seqwrite-fsync", "build-untar", "build-make",
-              "build-rm")
+              "build-noop", "build-rm")
 

@@ -36,8 +36,8 @@ SIZES_TEXT = """Sizes (`bench/guest-bench.sh`): `full` is benchmarks.md (fio {fu
 the baseline in benchmarks.md); {reduced_sf} small files; {reduced_seq} sequential; stat
 loop {reduced_stat}; `quick` is fio {quick_fio}, {quick_fio_s} s; {quick_unlink} files for unlink; {quick_sf} small
 files; {quick_seq} sequential; stat loop {quick_stat} (getppid loop {full_null} / {reduced_null} /
-{quick_null}; clock pairs {full_pair} / {reduced_pair} / {quick_pair}). The build is the same at every
-size. fio files are laid out before fio starts, with 1 MiB writes.
+{quick_null}; clock pairs {full_pair} / {reduced_pair} / {quick_pair}). The objtool build is the same
+at every size; the generated build has {full_bf} / {reduced_bf} / {quick_bf} C files. fio files are laid out before fio starts, with 1 MiB writes.
 Caches are dropped (`echo 3 > /proc/sys/vm/drop_caches`) before every phase,
 and inside the unlink and small-file programs between their own phases.
 Times come from `CLOCK_MONOTONIC` around whole loops except the unlink latencies,
@@ -159,8 +159,24 @@ def sizes_text(runs):
                   name + "_unlink": sizes.count(s["unlink_n"]),
                   name + "_sf": sizes.count(s["smallfile_n"]), name + "_seq": sizes.mib(s["seq_mib"]),
                   name + "_stat": sizes.count(s["stat_n"]), name + "_null": sizes.count(s["nullsys_n"]),
-                  name + "_pair": sizes.count(s["clockpair_n"])})
+                  name + "_pair": sizes.count(s["clockpair_n"]),
+                  name + "_bf": s.get("build_files", "?")})
     return SIZES_TEXT.format(**f)
+
+
+def build_title(env, title, noop=True):
+    """The build table's title: which build (env build: gen, or objtool in
+    runs from before BENCH_BUILD), its make directory, and the second make
+    where NOOP (runs from before it have none)."""
+    what = ("the generated C project (bench/gen-build.py; %s)" % env.get("tarball", "?")
+            if env.get("build") == "gen" else
+            "the objtool and libsubcmd sources (linux-source-6.12)")
+    title = title.replace("the sources", what)
+    if not noop:
+        title = title.replace(", make again (nothing to do)", "")
+    if env.get("make_dir"):
+        title = title.replace("make -j<vCPUs>", "make -j<vCPUs> -C %s" % env["make_dir"])
+    return title
 
 
 def boot_workloads(kind, runs):
@@ -483,8 +499,9 @@ class Report:
         self.p("")
         ratios = configs.ratios("uml", cfgs)
         for wid, title, rows in metrics.workloads():
-            if wid == "build" and self.env.get("make_dir"):
-                title = title.replace("make -j<vCPUs>", "make -j<vCPUs> -C %s" % self.env["make_dir"])
+            if wid == "build":
+                title = build_title(self.env, title, any(metrics.phase(r, "build-noop")
+                                                         for r in self.runs))
             out[wid] = self.table("uml", cfgs, wid, title, rows, ratios)
         self.guest_cpu_table(cfgs)
         self.cpu_time_table("main", cfgs, "UML boots")

@@ -5,7 +5,7 @@ import os
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SIZES_FILE = os.path.join(REPO, "bench", "sizes")
 FIELDS = ("fio_mib", "fio_runtime_s", "unlink_n", "smallfile_n", "seq_mib", "stat_n",
-          "nullsys_n", "clockpair_n")
+          "nullsys_n", "clockpair_n", "build_files", "build_seed")
 
 
 def load(path=SIZES_FILE):
