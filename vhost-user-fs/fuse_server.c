@@ -66,7 +66,13 @@ struct fuse_server {
 	int proc_fd;
 	uint64_t timeout;		/* entry and attr, seconds */
 	bool writeback;
-	bool noflush;			/* FOPEN_NOFLUSH on files; set at creation */
+	/*
+	 * FOPEN_NOFLUSH on files of the share root's file system (root_dev:
+	 * a submount may be one with a ->flush), or on every file with
+	 * --flush=never. Set at creation.
+	 */
+	bool noflush, noflush_all;
+	dev_t root_dev;
 	bool initialized;		/* atomic: INIT done, set by op_init */
 	unsigned int minor;
 
@@ -719,8 +725,10 @@ static int open_flags(struct fuse_server *s, uint32_t flags)
 }
 
 static void fill_open_out(struct fuse_server *s, struct fuse_open_out *o,
-			  uint64_t fh, bool is_dir)
+			  uint64_t fh, const struct inode *ino)
 {
+	bool is_dir = S_ISDIR(inode__type(ino));
+
 	o->fh = fh;
 	o->open_flags = 0;
 	if (s->opt->cache == CACHE_NEVER && !is_dir)
@@ -729,7 +737,8 @@ static void fill_open_out(struct fuse_server *s, struct fuse_open_out *o,
 		o->open_flags |= is_dir ? FOPEN_CACHE_DIR | FOPEN_KEEP_CACHE :
 			FOPEN_KEEP_CACHE;
 	/* the FUSE core sends no FLUSH for directories anyway */
-	if (s->noflush && !is_dir)
+	if (!is_dir && (s->noflush_all ||
+			(s->noflush && inode__dev(ino) == s->root_dev)))
 		o->open_flags |= FOPEN_NOFLUSH;
 }
 
@@ -771,7 +780,7 @@ static int op_open(struct req *r, struct inode *ino)
 		close(fd);
 		return err;
 	}
-	fill_open_out(r->srv, o, fh, false);
+	fill_open_out(r->srv, o, fh, ino);
 	return 0;
 }
 
@@ -823,12 +832,13 @@ static int op_create(struct req *r, struct inode *dir)
 		goto fail;
 	}
 	err = file__new(&s->ft, fd, ino, false, &fh);
+	if (!err)
+		fill_open_out(s, o, fh, ino);
 	inode__put(&s->it, ino);
 	if (err) {
 		inode__forget(&s->it, e->nodeid, 1);
 		goto fail;
 	}
-	fill_open_out(s, o, fh, false);
 	return 0;
 fail:
 	close(fd);
@@ -886,13 +896,14 @@ static int op_tmpfile(struct req *r, struct inode *dir)
 	e->attr_valid = s->timeout;
 	fill_attr(&e->attr, &st);
 	err = file__new(&s->ft, fd, ino, false, &fh);
+	if (!err)
+		fill_open_out(s, o, fh, ino);
 	inode__put(&s->it, ino);
 	if (err) {
 		inode__forget(&s->it, e->nodeid, 1);
 		close(fd);
 		return err;
 	}
-	fill_open_out(s, o, fh, false);
 	return 0;
 }
 
@@ -1214,7 +1225,7 @@ static int op_opendir(struct req *r, struct inode *ino)
 		close(fd);
 		return err;
 	}
-	fill_open_out(r->srv, o, fh, true);
+	fill_open_out(r->srv, o, fh, ino);
 	return 0;
 }
 
@@ -1762,7 +1773,7 @@ static bool flush_mode(int fd, const struct options *opt)
 	}
 	for (i = 0; i < sizeof(noflush_fs) / sizeof(noflush_fs[0]); i++) {
 		if ((unsigned long)sf.f_type == noflush_fs[i].magic) {
-			fprintf(stderr, "vhost-user-fs: --flush=auto: %s is on %s, no flush-time work: FOPEN_NOFLUSH on every file open%s\n",
+			fprintf(stderr, "vhost-user-fs: --flush=auto: %s is on %s, no flush-time work: FOPEN_NOFLUSH on its files (not on submounts)%s\n",
 				opt->shared_dir, noflush_fs[i].name, ignored);
 			return true;
 		}
@@ -1803,6 +1814,15 @@ struct fuse_server *fuse_server__new(const struct options *opt)
 	}
 	mount_warnings(s->root_rd_fd, opt->shared_dir);
 	s->noflush = flush_mode(s->root_rd_fd, opt);
+	s->noflush_all = opt->flush == FLUSH_NEVER;
+	{
+		struct stat rst = { 0 };
+
+		/* no root device known: FLUSH stays on (auto) */
+		if (fstat(s->root_rd_fd, &rst))
+			s->noflush = false;
+		s->root_dev = rst.st_dev;
+	}
 	err = inode__table_init(&s->it, root, opt->fd_cache,
 				max_held(opt));
 	if (err) {

@@ -324,6 +324,11 @@ mode_t inode__type(const struct inode *ino)
 	return ino->type;
 }
 
+dev_t inode__dev(const struct inode *ino)
+{
+	return ino->dev;
+}
+
 /*
  * open_by_handle_at() wants an fd on the same mount that is not O_PATH;
  * keep one per mount, opened the first time an inode of it shows up.

@@ -59,6 +59,8 @@ void inode__put(struct inode_table *t, struct inode *ino);
 int inode__fd(const struct inode *ino);
 uint64_t inode__nodeid(const struct inode *ino);
 mode_t inode__type(const struct inode *ino);
+/* The host device of the object (st_dev): its file system. */
+dev_t inode__dev(const struct inode *ino);
 
 /*
  * The guest learned about the object open at fd (whose stat is st): count a

@@ -57,6 +57,7 @@ static void usage(FILE *f)
 "  --flush=auto|always|never  FLUSH on close: always sent, never (FOPEN_NOFLUSH\n"
 "                         on every file open), or auto (default): never when\n"
 "                         the share is on ext2/3/4, xfs, btrfs or tmpfs\n"
+"                         (not on its submounts of other file systems)\n"
 "  --writeback, --no-writeback  FUSE writeback cache (default off)\n"
 "  --xattr, --no-xattr    extended attributes (default on)\n"
 "  --request-queues=R     request queues in the config space (default 1)\n"

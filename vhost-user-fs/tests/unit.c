@@ -1051,6 +1051,37 @@ static void t_flush_mode(void)
 		CHECK(!!(f[1] & FOPEN_NOFLUSH) == c[i].on_overlay);
 		CHECK(!(f[3] & FOPEN_NOFLUSH));
 	}
+	/* auto: a submount of another file system under the share keeps FLUSH */
+	sh("mkdir -p %s/sub && mount --bind %s %s/sub", tmpfs, ovl, tmpfs);
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct fuse_create_in ci = { .flags = O_RDWR | O_CREAT,
+			.mode = S_IFREG | 0600 };
+		struct fuse_release_in rel = { 0 };
+		struct fuse_entry_out *e;
+		struct fuse_open_out *o;
+		struct reply r;
+		uint64_t sub;
+		int err;
+
+		flush_opt = c[i].mode;
+		flush_share = tmpfs;
+		server_start_opts(false, 64, opt_flush);
+		sub = lookup(1, "sub", &err);
+		CHECK(err == 0);
+		r = req(FUSE_CREATE, sub, &ci, sizeof(ci), S("sf"), NULL);
+		CHECK(r.error == 0 && r.len == sizeof(*e) + sizeof(*o));
+		if (r.error)
+			continue;
+		e = r.data;
+		o = (void *)(e + 1);
+		CHECK(!!(o->open_flags & FOPEN_NOFLUSH) == c[i].on_overlay);
+		rel.fh = o->fh;
+		CHECK(req(FUSE_RELEASE, e->nodeid, &rel, sizeof(rel), NULL).error == 0);
+		CHECK(req(FUSE_UNLINK, sub, S("sf"), NULL).error == 0);
+	}
+	fuse_server__free(srv);
+	srv = NULL;
+	sh("umount %s/sub", tmpfs);
 	/* auto says what it decided */
 	fopt.flush = FLUSH_AUTO;
 	start_stderr(tmpfs, msg, sizeof(msg));
