@@ -52,6 +52,7 @@ SETTINGS = (
      "SMP UML 7.3 configurations (\"\" skips)"),
     ("smp_cpus", "BENCH_SMP_CPUS", "2", True, "their vCPUs"),
     ("smp_workloads", "BENCH_SMP_WORKLOADS", "fio", True, "their workloads (fio-1 and fio-n)"),
+    ("smp_size", "BENCH_SMP_SIZE", None, True, "their sizes (default BENCH_SIZE)"),
     ("smp_pin_device", "BENCH_SMP_PIN_DEVICE", "", True, "taskset list for their device (unpinned)"),
     ("smp_pin_guest", "BENCH_SMP_PIN_GUEST", "", True, "and for their guest (unpinned)"),
     ("pin_device", "BENCH_PIN_DEVICE", None, True, "taskset list for the device in UML boots "
@@ -92,7 +93,7 @@ SETTINGS = (
 # The settings the report's command line names, in its order (quoted: lists).
 COMMAND = ("size", "repeats", "pin_device", "pin_guest", "qemu_pin_device", "qemu_pin_guest",
            "flavor", "configs'", "qemu_configs'", "qemu_size", "smp_configs'", "smp_cpus",
-           "smp_workloads", "smp_pin_device", "smp_pin_guest", "workloads", "floor", "pin_probe'",
+           "smp_workloads", "smp_size", "smp_pin_device", "smp_pin_guest", "workloads", "floor", "pin_probe'",
            "probe_repeats", "order", "seed", "build", "make_dir", "breakdown", "breakdown_ops'",
            "breakdown_n", "share_dir")
 
@@ -120,6 +121,9 @@ class Settings:
             raise ValueError("BENCH_SHARE_DIR=%s: no such directory" % self.share_dir)
         if self.size not in BOOT:
             raise ValueError("BENCH_SIZE=quick|reduced|full")
+        self.smp_size = self.smp_size or self.size
+        if self.smp_size not in BOOT:
+            raise ValueError("BENCH_SMP_SIZE=quick|reduced|full")
         if self.breakdown is None:
             self.breakdown = "1" if self.size == "full" and shutil.which("perf") else "0"
         if self.breakdown not in ("0", "1"):
@@ -405,7 +409,7 @@ def boot_args(s, kind, c):
         return merge_dev_opts(uml_args(s, name, pin)), ["--size", "quick", "--workloads", s.probe_workloads]
     if kind == "qemu":
         return qemu_args(s, c), ["--size", s.qemu_size, "--workloads", s.qemu_workloads]
-    return merge_dev_opts(uml_args(s, c)), ["--size", s.size, "--workloads", s.smp_workloads]
+    return merge_dev_opts(uml_args(s, c)), ["--size", s.smp_size, "--workloads", s.smp_workloads]
 
 
 def boot(s, ctx, i, kind, c, r):
@@ -531,7 +535,7 @@ def environment(s, ctx):
         ("gcc_version", output(["gcc", "-dumpfullversion"])), ("qemu_version", qemu),
         ("pin_device", s.pin_device), ("pin_guest", s.pin_guest),
         ("qemu_pin_device", s.qemu_pin_device), ("qemu_pin_guest", s.qemu_pin_guest),
-        ("pin_probe", s.pin_probe), ("workloads", s.workloads), ("size", s.size), ("qemu_size", s.qemu_size),
+        ("pin_probe", s.pin_probe), ("workloads", s.workloads), ("size", s.size), ("qemu_size", s.qemu_size), ("smp_size", s.smp_size),
         ("share_dir", share_fs(s.share_dir)),
         ("repeats", s.repeats), ("order", s.order), ("seed", s.seed), ("mem_mb", s.mem), ("build", s.build), ("make_dir", s.make_dir),
         ("tarball", tarball_line(ctx["tarball"])),

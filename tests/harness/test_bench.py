@@ -51,6 +51,25 @@ class ShareDir(unittest.TestCase):
         self.assertEqual(bench.mount_of("/tmp", ""), "")
 
 
+class SmpSize(unittest.TestCase):
+    def sizes(self, env):
+        s = bench.Settings(env)
+        return [g[g.index("--size") + 1] for g in
+                (bench.boot_args(s, k, c)[1] for k, c in
+                 (("main", "intree"), ("smp", "smp-intree")))]
+
+    def test_defaults_to_bench_size(self):
+        self.assertEqual(self.sizes({"BENCH_SIZE": "full"}), ["full", "full"])
+
+    def test_smp_boots_take_their_own(self):
+        self.assertEqual(self.sizes({"BENCH_SIZE": "full", "BENCH_SMP_SIZE": "reduced"}),
+                         ["full", "reduced"])
+
+    def test_bad_size_is_refused(self):
+        with self.assertRaises(ValueError):
+            bench.Settings({"BENCH_SMP_SIZE": "huge"})
+
+
 class HostState(unittest.TestCase):
     def test_meminfo_and_stat_read(self):
         st = bench.host_state(MEMINFO, STAT0)
