@@ -38,6 +38,15 @@ MODULE_PARM_DESC(sync_max_bytes,
 		 "Largest request, in + out bytes including FUSE headers, sent on a sync queue (default: 1052672)");
 
 /*
+ * How long a FORGET may wait for others to share its hiprio message: the
+ * device keeps the inode meanwhile. Capped at VFSYNC_FORGET_DELAY_MAX_MS.
+ */
+static unsigned int vfsync_forget_delay_ms = VFSYNC_FORGET_DELAY_MS;
+module_param_named(forget_delay_ms, vfsync_forget_delay_ms, uint, 0644);
+MODULE_PARM_DESC(forget_delay_ms,
+		 "Longest wait of a FORGET before its batch goes to the device, in ms (default 5, at most 1000)");
+
+/*
  * Room for the scatterlist entries of the FUSE headers and argument
  * buffers next to the pages: used to cap a request's pages by the
  * virtqueue size.
@@ -82,7 +91,7 @@ struct vfsync_fuse {
 	/*
 	 * FORGETs not sent yet, at most VFSYNC_FORGET_BATCH, chained through
 	 * ->next newest first (their order does not matter to the device).
-	 * forget_work sends them VFSYNC_FORGET_DELAY_MS after the first;
+	 * forget_work sends them forget_delay_ms after the first;
 	 * forgets_stopped is set at unmount, after which they are freed.
 	 */
 	spinlock_t forget_lock;
@@ -601,12 +610,14 @@ static void vfsync_fuse_forget_fn(struct work_struct *work)
 
 /*
  * Keep a FORGET for the next batch: sent by the caller when it fills the
- * batch, else by forget_work within VFSYNC_FORGET_DELAY_MS. Process
+ * batch, else by forget_work within forget_delay_ms. Process
  * context, no locks held.
  */
 static void vfsync_fuse_forget(struct vfsync_fuse *vf,
 			       struct fuse_forget_link *link)
 {
+	unsigned int delay = min_t(unsigned int, READ_ONCE(vfsync_forget_delay_ms),
+				   VFSYNC_FORGET_DELAY_MAX_MS);
 	struct fuse_forget_link *full = NULL;
 	bool first;
 
@@ -631,8 +642,7 @@ static void vfsync_fuse_forget(struct vfsync_fuse *vf,
 	if (full)
 		vfsync_fuse_send_forgets(vf, full);
 	else if (first)
-		schedule_delayed_work(&vf->forget_work,
-				      msecs_to_jiffies(VFSYNC_FORGET_DELAY_MS));
+		schedule_delayed_work(&vf->forget_work, msecs_to_jiffies(delay));
 }
 
 /* Unmount, before DESTROY: send what is pending, free any later FORGET */

@@ -11,11 +11,13 @@
 
 /*
  * FORGETs wait on their connection's list and go to the hiprio queue as
- * one message once VFSYNC_FORGET_BATCH are pending, VFSYNC_FORGET_DELAY_MS
- * after the first of them, or at unmount.
+ * one message once VFSYNC_FORGET_BATCH are pending, forget_delay_ms
+ * (module parameter, default VFSYNC_FORGET_DELAY_MS) after the first of
+ * them, or at unmount.
  */
-#define VFSYNC_FORGET_BATCH	64
-#define VFSYNC_FORGET_DELAY_MS	5
+#define VFSYNC_FORGET_BATCH		64
+#define VFSYNC_FORGET_DELAY_MS		5
+#define VFSYNC_FORGET_DELAY_MAX_MS	1000
 
 /* A hiprio FORGET message: FUSE_FORGET for one node, else BATCH_FORGET */
 struct vfsync_forget_msg {
