@@ -611,6 +611,7 @@ done
 # --- UML 7.3: SMP, the seccomp userspace ----------------------------------------
 # Names uml-7.3:*; tests/vm/run --kernel 7.3 --cpus N boots ncpus=N seccomp=on.
 t uml-7.3:kunit kunit uml-7.3:kunit --kernel 7.3 --cpus 2
+t uml-7.3:forget-batch forget_batch uml-7.3:forget-batch 400 --kernel 7.3 --cpus 2
 for n in 2 4; do
 	t "uml-7.3:intree-cpus$n" vm_suite none "uml-7.3:intree-cpus$n" --kernel 7.3 --cpus $n --driver intree
 done
