@@ -289,6 +289,21 @@ static inline void compat_fuse_assign_unique(struct fuse_iqueue *fiq,
 #endif
 }
 
+/* A unique ID for a FORGET: 6.1's fuse_get_unique() wants fiq->lock held */
+static inline u64 compat_fuse_forget_unique(struct fuse_iqueue *fiq)
+{
+#ifdef COMPAT_FUSE_IQUEUE_SEND_REQ
+	return fuse_get_unique(fiq);
+#else
+	u64 unique;
+
+	spin_lock(&fiq->lock);
+	unique = fuse_get_unique(fiq);
+	spin_unlock(&fiq->lock);
+	return unique;
+#endif
+}
+
 /* Pages or folios of a request, by index */
 
 static inline unsigned int compat_fuse_ap_npages(struct fuse_args_pages *ap)

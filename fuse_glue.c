@@ -38,6 +38,15 @@ MODULE_PARM_DESC(sync_max_bytes,
 		 "Largest request, in + out bytes including FUSE headers, sent on a sync queue (default: 1052672)");
 
 /*
+ * How long a FORGET may wait for others to share its hiprio message: the
+ * device keeps the inode meanwhile. Capped at VFSYNC_FORGET_DELAY_MAX_MS.
+ */
+static unsigned int vfsync_forget_delay_ms = VFSYNC_FORGET_DELAY_MS;
+module_param_named(forget_delay_ms, vfsync_forget_delay_ms, uint, 0644);
+MODULE_PARM_DESC(forget_delay_ms,
+		 "Longest wait of a FORGET before its batch goes to the device, in ms (default 5, at most 1000)");
+
+/*
  * Room for the scatterlist entries of the FUSE headers and argument
  * buffers next to the pages: used to cap a request's pages by the
  * virtqueue size.
@@ -78,6 +87,18 @@ static const struct vfsync_buf_ops vfsync_fuse_buf_ops;
  */
 struct vfsync_fuse {
 	struct vfsync_dev *fs;
+	struct fuse_conn *fc;		/* whose input queue this is */
+	/*
+	 * FORGETs not sent yet, at most VFSYNC_FORGET_BATCH, chained through
+	 * ->next newest first (their order does not matter to the device).
+	 * forget_work sends them forget_delay_ms after the first;
+	 * forgets_stopped is set at unmount, after which they are freed.
+	 */
+	spinlock_t forget_lock;
+	struct fuse_forget_link *forgets;	/* under forget_lock */
+	unsigned int nforgets;			/* under forget_lock */
+	bool forgets_stopped;			/* under forget_lock */
+	struct delayed_work forget_work;
 	unsigned int nfud;
 	struct fuse_dev *fud[];
 };
@@ -515,25 +536,138 @@ static void vfsync_fuse_queue(struct vfsync_fuse *vf, struct fuse_req *req)
 	schedule_work(&vfsync_fuse_end_work);
 }
 
-/* A FORGET has no reply: the virtio side sends a copy on the hiprio queue */
-static void vfsync_fuse_forget(struct vfsync_fuse *vf,
-			       struct fuse_forget_link *link, u64 unique)
+/*
+ * Make a message of the @count entries (1..VFSYNC_FORGET_BATCH) the caller
+ * put in m->batch.ones: a FUSE_BATCH_FORGET, or for a single entry the
+ * plain FUSE_FORGET. Returns its length, 0 for a count out of range.
+ */
+size_t vfsync_forget_msg_init(struct vfsync_forget_msg *m, u64 unique,
+			      unsigned int count)
 {
-	struct {
-		struct fuse_in_header ih;
-		struct fuse_forget_in arg;
-	} msg = {
-		.ih = {
-			.opcode = FUSE_FORGET,
-			.nodeid = link->forget_one.nodeid,
-			.unique = unique,
-			.len = sizeof(msg),
-		},
-		.arg = { .nlookup = link->forget_one.nlookup },
-	};
+	struct fuse_forget_one first;
+	size_t len;
 
-	vfsync_send_hiprio(vf->fs, &msg, sizeof(msg));
-	kfree(link);
+	if (!count || count > VFSYNC_FORGET_BATCH)
+		return 0;
+	first = m->batch.ones[0];
+	memset(&m->ih, 0, sizeof(m->ih));
+	m->ih.unique = unique;
+	if (count == 1) {
+		/* m->one overlays m->batch.in, not the entries */
+		m->ih.opcode = FUSE_FORGET;
+		m->ih.nodeid = first.nodeid;
+		m->one.nlookup = first.nlookup;
+		len = sizeof(m->ih) + sizeof(m->one);
+	} else {
+		m->ih.opcode = FUSE_BATCH_FORGET;
+		m->batch.in.count = count;
+		m->batch.in.dummy = 0;
+		len = offsetof(struct vfsync_forget_msg, batch.ones) +
+		      count * sizeof(m->batch.ones[0]);
+	}
+	m->ih.len = len;
+	return len;
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_forget_msg_init);
+
+static struct fuse_forget_link *vfsync_fuse_take_forgets(struct vfsync_fuse *vf)
+{
+	struct fuse_forget_link *head;
+
+	spin_lock(&vf->forget_lock);
+	head = vf->forgets;
+	vf->forgets = NULL;
+	vf->nforgets = 0;
+	spin_unlock(&vf->forget_lock);
+	return head;
+}
+
+/*
+ * Send a chain of FORGETs on the hiprio queue and free it: one message
+ * (BATCH_FORGET needs protocol 7.16, else one FORGET each). A FORGET has
+ * no reply; the virtio side sends a copy of the message.
+ */
+static void vfsync_fuse_send_forgets(struct vfsync_fuse *vf,
+				     struct fuse_forget_link *head)
+{
+	unsigned int max = vf->fc->minor >= 16 ? VFSYNC_FORGET_BATCH : 1;
+	struct fuse_iqueue *fiq = compat_fc_iq(vf->fc);
+	struct fuse_forget_link *next;
+	struct vfsync_forget_msg *m;
+	unsigned int count = 0;
+	size_t len;
+
+	if (!head)
+		return;
+	m = kmalloc(sizeof(*m), GFP_NOFS | __GFP_NOFAIL);
+	for (; head; head = next) {
+		next = head->next;
+		m->batch.ones[count++] = head->forget_one;
+		kfree(head);
+		if (next && count < max)
+			continue;
+		len = vfsync_forget_msg_init(m, compat_fuse_forget_unique(fiq),
+					     count);
+		vfsync_send_hiprio(vf->fs, m, len);
+		atomic64_add(count, &vf->fs->forgets_sent);
+		count = 0;
+	}
+	kfree(m);
+}
+
+static void vfsync_fuse_forget_fn(struct work_struct *work)
+{
+	struct vfsync_fuse *vf = container_of(to_delayed_work(work),
+					      struct vfsync_fuse, forget_work);
+
+	vfsync_fuse_send_forgets(vf, vfsync_fuse_take_forgets(vf));
+}
+
+/*
+ * Keep a FORGET for the next batch: sent by the caller when it fills the
+ * batch, else by forget_work within forget_delay_ms. Process
+ * context, no locks held.
+ */
+static void vfsync_fuse_forget(struct vfsync_fuse *vf,
+			       struct fuse_forget_link *link)
+{
+	unsigned int delay = min_t(unsigned int, READ_ONCE(vfsync_forget_delay_ms),
+				   VFSYNC_FORGET_DELAY_MAX_MS);
+	struct fuse_forget_link *full = NULL;
+	bool first;
+
+	atomic64_inc(&vf->fs->forgets_queued);
+	spin_lock(&vf->forget_lock);
+	if (vf->forgets_stopped) {
+		spin_unlock(&vf->forget_lock);
+		atomic64_inc(&vf->fs->forgets_dropped);
+		kfree(link);
+		return;
+	}
+	link->next = vf->forgets;
+	vf->forgets = link;
+	first = !vf->nforgets++;
+	if (vf->nforgets >= VFSYNC_FORGET_BATCH) {
+		full = vf->forgets;
+		vf->forgets = NULL;
+		vf->nforgets = 0;
+	}
+	spin_unlock(&vf->forget_lock);
+
+	if (full)
+		vfsync_fuse_send_forgets(vf, full);
+	else if (first)
+		schedule_delayed_work(&vf->forget_work, msecs_to_jiffies(delay));
+}
+
+/* Unmount, before DESTROY: send what is pending, free any later FORGET */
+static void vfsync_fuse_stop_forgets(struct vfsync_fuse *vf)
+{
+	spin_lock(&vf->forget_lock);
+	vf->forgets_stopped = true;
+	spin_unlock(&vf->forget_lock);
+	cancel_delayed_work_sync(&vf->forget_work);
+	vfsync_fuse_send_forgets(vf, vfsync_fuse_take_forgets(vf));
 }
 
 #ifdef COMPAT_FUSE_IQUEUE_SEND_REQ
@@ -541,7 +675,7 @@ static void vfsync_fuse_forget(struct vfsync_fuse *vf,
 static void vfsync_fuse_send_forget(struct fuse_iqueue *fiq,
 				    struct fuse_forget_link *link)
 {
-	vfsync_fuse_forget(fiq->priv, link, fuse_get_unique(fiq));
+	vfsync_fuse_forget(fiq->priv, link);
 }
 
 static void vfsync_fuse_send_interrupt(struct fuse_iqueue *fiq,
@@ -567,13 +701,11 @@ static void vfsync_fuse_wake_forget_and_unlock(struct fuse_iqueue *fiq)
 {
 	struct vfsync_fuse *vf = fiq->priv;
 	struct fuse_forget_link *link;
-	u64 unique;
 
 	link = fuse_dequeue_forget(fiq, 1, NULL);
-	unique = fuse_get_unique(fiq);
 	spin_unlock(&fiq->lock);
 
-	vfsync_fuse_forget(vf, link, unique);
+	vfsync_fuse_forget(vf, link);
 }
 
 static void vfsync_fuse_wake_interrupt_and_unlock(struct fuse_iqueue *fiq)
@@ -602,7 +734,15 @@ static void vfsync_fuse_wake_pending_and_unlock(struct fuse_iqueue *fiq)
 static void vfsync_fuse_fiq_release(struct fuse_iqueue *fiq)
 {
 	struct vfsync_fuse *vf = fiq->priv;
+	struct fuse_forget_link *link, *next;
 
+	/* Empty after an unmount; a mount that failed may leave some */
+	cancel_delayed_work_sync(&vf->forget_work);
+	for (link = vfsync_fuse_take_forgets(vf); link; link = next) {
+		next = link->next;
+		kfree(link);
+		atomic64_inc(&vf->fs->forgets_dropped);
+	}
 	vfsync_put(vf->fs);
 	kfree(vf);
 }
@@ -763,6 +903,7 @@ static void vfsync_fuse_conn_destroy(struct fuse_mount *fm)
 		fuse_dax_cancel_work(fc);
 
 	/* No more FORGETs: DESTROY comes next */
+	vfsync_fuse_stop_forgets(vf);
 	vfsync_stop_hiprio(vf->fs);
 
 	fuse_conn_destroy(fm);
@@ -837,10 +978,13 @@ static int vfsync_fuse_get_tree(struct fs_context *fsc)
 		goto out_err;
 	vf->fs = fs;
 	vf->nfud = fs->nvqs;
+	spin_lock_init(&vf->forget_lock);
+	INIT_DELAYED_WORK(&vf->forget_work, vfsync_fuse_forget_fn);
 
 	fc = kzalloc(sizeof(*fc), GFP_KERNEL);
 	if (!fc)
 		goto out_err;
+	vf->fc = fc;
 
 	fm = kzalloc(sizeof(*fm), GFP_KERNEL);
 	if (!fm)

@@ -374,6 +374,18 @@ static int vfsync_stats_seq_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(vfsync_stats_seq);
 
+static int vfsync_forgets_seq_show(struct seq_file *m, void *v)
+{
+	struct vfsync_dev *fs = m->private;
+
+	seq_printf(m, "queued=%lld sent=%lld dropped=%lld\n",
+		   atomic64_read(&fs->forgets_queued),
+		   atomic64_read(&fs->forgets_sent),
+		   atomic64_read(&fs->forgets_dropped));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(vfsync_forgets_seq);
+
 /* Instances */
 
 void vfsync_put(struct vfsync_dev *fs)
@@ -1622,6 +1634,8 @@ static int vfsync_add_instance(struct virtio_device *vdev,
 	fs->debugfs = debugfs_create_dir(fs->tag, vfsync_debugfs_root);
 	debugfs_create_file("stats", 0444, fs->debugfs, fs,
 			    &vfsync_stats_seq_fops);
+	debugfs_create_file("forgets", 0444, fs->debugfs, fs,
+			    &vfsync_forgets_seq_fops);
 	/* Test-only; a device without sync queues refuses the write */
 	debugfs_create_file("floor", 0600, fs->debugfs, fs, &vfsync_floor_fops);
 

@@ -166,6 +166,14 @@ struct vfsync_dev {
 	struct mutex floor_lock;	/* one floor run at a time, and ->floor */
 	struct vfsync_floor floor;	/* under ->floor_lock */
 	struct dentry *debugfs;		/* debugfs directory, or an error */
+	/*
+	 * The FUSE side's FORGETs (fuse_glue.c), atomics, for debugfs
+	 * <tag>/forgets: taken from the FUSE core, sent to the hiprio queue,
+	 * freed unsent (after the unmount stopped them).
+	 */
+	atomic64_t forgets_queued;
+	atomic64_t forgets_sent;
+	atomic64_t forgets_dropped;
 	struct dax_device *dax_dev;	/* NULL: no DAX window */
 	void *window_kaddr;
 	phys_addr_t window_phys_addr;

@@ -328,6 +328,28 @@ noflush() {
 }
 t uml:noflush noflush
 
+# forget_batch NAME N RUNNER-ARGS...: with --cache=never each stat and
+# unlink ends in a FORGET; the driver batches them on the hiprio queue
+# (tests/vm/scenarios/forget-batch: at most one hiprio message per 4
+# FORGETs, every one sent by the unmount). The longest wait, 1 s, keeps
+# the batches large however slow the loaded host makes each stat. The
+# device agrees: its hiprio queue received exactly the messages the driver
+# submitted there.
+forget_batch() {
+	local name=$1 n=$2 res=$logs/$1.results h dev
+	shift 2
+	"$repo/tests/vm/run" --driver ours --sync on --results "$res" --no-mount \
+		--dev-opts --cache=never --module-param forget_delay_ms=1000 "$@" -- \
+		"$repo/tests/vm/scenarios/forget-batch" "$n" ||
+		return 1
+	h=$(sed -n 's/^hiprio=\([0-9]*\) .*/\1/p' "$res/out")
+	dev=$(counter_sum "$res/dev-stats" 'type=hiprio' requests)
+	echo "device, hiprio queue: requests=$dev; driver: hiprio=$h"
+	[ -n "$h" ] && [ "$dev" = "$h" ] ||
+		{ echo "FAIL: the device saw $dev hiprio requests, the driver sent ${h:-?}"; return 1; }
+}
+t uml:forget-batch forget_batch uml:forget-batch 400
+
 # a task's O_DIRECT I/O and its cold page-cache read complete inside the
 # kick (FUSE_ASYNC_DIO and FUSE_ASYNC_READ not offered)
 t uml:direct-io-sync "$repo/tests/vm/run" --results "$logs/uml:direct-io-sync.results" \
@@ -619,6 +641,7 @@ done
 # --- UML 7.3: SMP, the seccomp userspace ----------------------------------------
 # Names uml-7.3:*; tests/vm/run --kernel 7.3 --cpus N boots ncpus=N seccomp=on.
 t uml-7.3:kunit kunit uml-7.3:kunit --kernel 7.3 --cpus 2
+t uml-7.3:forget-batch forget_batch uml-7.3:forget-batch 400 --kernel 7.3 --cpus 2
 for n in 2 4; do
 	t "uml-7.3:intree-cpus$n" vm_suite none "uml-7.3:intree-cpus$n" --kernel 7.3 --cpus $n --driver intree
 done

@@ -427,6 +427,55 @@ static void vfsync_test_queue_size(struct kunit *test)
 			UINT_MAX);
 }
 
+/* FORGET messages: one entry is a FUSE_FORGET, more a FUSE_BATCH_FORGET */
+static void vfsync_test_forget_msg(struct kunit *test)
+{
+	struct vfsync_forget_msg *m;
+	unsigned int i, n;
+
+	m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, m);
+
+	KUNIT_EXPECT_EQ(test, vfsync_forget_msg_init(m, 1, 0), 0);
+	KUNIT_EXPECT_EQ(test, vfsync_forget_msg_init(m, 1, VFSYNC_FORGET_BATCH + 1), 0);
+
+	/* One: the plain FORGET, nodeid in the header, nlookup after it */
+	memset(m, 0xa5, sizeof(*m));
+	m->batch.ones[0].nodeid = 0x1122334455667788ULL;
+	m->batch.ones[0].nlookup = 3;
+	KUNIT_EXPECT_EQ(test, vfsync_forget_msg_init(m, 42, 1),
+			sizeof(struct fuse_in_header) + sizeof(struct fuse_forget_in));
+	KUNIT_EXPECT_EQ(test, m->ih.opcode, FUSE_FORGET);
+	KUNIT_EXPECT_EQ(test, m->ih.len, 48);
+	KUNIT_EXPECT_EQ(test, m->ih.unique, 42);
+	KUNIT_EXPECT_EQ(test, m->ih.nodeid, 0x1122334455667788ULL);
+	KUNIT_EXPECT_EQ(test, m->ih.uid, 0);
+	KUNIT_EXPECT_EQ(test, m->one.nlookup, 3);
+
+	/* More: count, dummy 0, the entries untouched right after */
+	for (n = 2; n <= VFSYNC_FORGET_BATCH; n += VFSYNC_FORGET_BATCH - 2) {
+		memset(m, 0xa5, sizeof(*m));
+		for (i = 0; i < n; i++) {
+			m->batch.ones[i].nodeid = 100 + i;
+			m->batch.ones[i].nlookup = i + 1;
+		}
+		KUNIT_EXPECT_EQ(test, vfsync_forget_msg_init(m, 7, n),
+				40 + 8 + 16 * n);
+		KUNIT_EXPECT_EQ(test, m->ih.opcode, FUSE_BATCH_FORGET);
+		KUNIT_EXPECT_EQ(test, m->ih.len, 40 + 8 + 16 * n);
+		KUNIT_EXPECT_EQ(test, m->ih.unique, 7);
+		KUNIT_EXPECT_EQ(test, m->ih.nodeid, 0);
+		KUNIT_EXPECT_EQ(test, m->batch.in.count, n);
+		KUNIT_EXPECT_EQ(test, m->batch.in.dummy, 0);
+		for (i = 0; i < n; i++) {
+			KUNIT_EXPECT_EQ(test, m->batch.ones[i].nodeid, 100 + i);
+			KUNIT_EXPECT_EQ(test, m->batch.ones[i].nlookup, i + 1);
+		}
+	}
+	/* A full batch is the whole message */
+	KUNIT_EXPECT_EQ(test, m->ih.len, sizeof(*m));
+}
+
 static void vfsync_test_stats_line(struct kunit *test)
 {
 	char name[VFSYNC_VQ_NAME_LEN], line[VFSYNC_STATS_LINE + 1];
@@ -1078,6 +1127,7 @@ static struct kunit_case vfsync_policy_cases[] = {
 	KUNIT_CASE(vfsync_test_config),
 	KUNIT_CASE(vfsync_test_queue_size),
 	KUNIT_CASE(vfsync_test_stats_line),
+	KUNIT_CASE(vfsync_test_forget_msg),
 	KUNIT_CASE(vfsync_test_floor_summary),
 	{}
 };
