@@ -55,6 +55,8 @@ SETTINGS = (
     ("smp_size", "BENCH_SMP_SIZE", None, True, "their sizes (default BENCH_SIZE)"),
     ("smp_pin_device", "BENCH_SMP_PIN_DEVICE", "", True, "taskset list for their device (unpinned)"),
     ("smp_pin_guest", "BENCH_SMP_PIN_GUEST", "", True, "and for their guest (unpinned)"),
+    ("smp_pin_vcpus", "BENCH_SMP_PIN_VCPUS", "0-%d" % ((os.cpu_count() or 1) - 1), False,
+     "tests/vm/run --pin-vcpus for them: vCPU i's thread on the i-th CPU (\"\" leaves them floating)"),
     ("pin_device", "BENCH_PIN_DEVICE", None, True, "taskset list for the device in UML boots "
      "(default BENCH_PIN, else 0)"),
     ("pin_guest", "BENCH_PIN_GUEST", None, True, "taskset list for UML (default BENCH_PIN, else 1; "
@@ -93,7 +95,7 @@ SETTINGS = (
 # The settings the report's command line names, in its order (quoted: lists).
 COMMAND = ("size", "repeats", "pin_device", "pin_guest", "qemu_pin_device", "qemu_pin_guest",
            "flavor", "configs'", "qemu_configs'", "qemu_size", "smp_configs'", "smp_cpus",
-           "smp_workloads", "smp_size", "smp_pin_device", "smp_pin_guest", "workloads", "floor", "pin_probe'",
+           "smp_workloads", "smp_size", "smp_pin_device", "smp_pin_guest", "smp_pin_vcpus", "workloads", "floor", "pin_probe'",
            "probe_repeats", "order", "seed", "build", "make_dir", "breakdown", "breakdown_ops'",
            "breakdown_n", "share_dir")
 
@@ -381,6 +383,8 @@ def uml_args(s, name, pin=None):
         # a sync queue and a request queue per vCPU (tests/vm/run's default)
         pd, pg = s.smp_pin_device, s.smp_pin_guest
         head = ["--kernel", "7.3", "--cpus", s.smp_cpus]
+        if s.smp_pin_vcpus:
+            head += ["--pin-vcpus", s.smp_pin_vcpus]
     dev = ["--pin-device", pd]
     if c.layout == "faithful":
         dev, tail = [], faithful_pins(pd, pg)
@@ -529,7 +533,8 @@ def environment(s, ctx):
         ("driver_commit", output(["git", "-C", REPO, "rev-parse", "HEAD"])),
         ("uml_kernel", ctx["linux"]), ("uml73_kernel", ctx["linux73"]),
         ("smp_cpus", s.smp_cpus), ("smp_pin_device", s.smp_pin_device),
-        ("smp_pin_guest", s.smp_pin_guest), ("smp_workloads", s.smp_workloads),
+        ("smp_pin_guest", s.smp_pin_guest), ("smp_pin_vcpus", s.smp_pin_vcpus),
+        ("smp_workloads", s.smp_workloads),
         ("uml_flavor", s.flavor), ("uml_fragments", frags),
         ("fio_version", output(["fio", "--version"])),
         ("gcc_version", output(["gcc", "-dumpfullversion"])), ("qemu_version", qemu),

@@ -560,9 +560,11 @@ class Report:
                "vCPU; `smp-ours-sync` = virtio_fs_sync with one sync queue (and one request "
                "queue) per vCPU; `smp-ours-sync-inband` = the same with the stock in-band kicks "
                "(device `--no-kick-channel`: every kick of the device under one lock, on one "
-               "socket). Pinning (taskset -c): device %s, guest %s."
+               "socket). Pinning (taskset -c): device %s, guest %s, vCPU threads %s."
                % (env.get("smp_cpus", "?"), pin_word(env, "smp_pin_device"),
-                  pin_word(env, "smp_pin_guest")))
+                  pin_word(env, "smp_pin_guest"),
+                  "one CPU each of " + pin_word(env, "smp_pin_vcpus")
+                  if env.get("smp_pin_vcpus") else "floating"))
         self.p("")
         ratios = configs.ratios("smp", cfgs)
         for wid, title, rows in metrics.workloads():

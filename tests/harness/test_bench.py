@@ -87,3 +87,15 @@ class HostState(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SmpPinning(unittest.TestCase):
+    def test_vcpus_pinned_one_cpu_each_by_default(self):
+        # unpinned vCPU threads share one host CPU and spin on each other's
+        # locks (bench/README.md, SMP UML 7.3)
+        args = bench.uml_args(bench.Settings({}), "smp-intree")
+        i = args.index("--pin-vcpus")
+        self.assertEqual(args[i + 1], "0-%d" % ((os.cpu_count() or 1) - 1))
+        args = bench.uml_args(bench.Settings({"BENCH_SMP_PIN_VCPUS": ""}), "smp-intree")
+        self.assertNotIn("--pin-vcpus", args)
+        self.assertNotIn("--pin-vcpus", bench.uml_args(bench.Settings({}), "intree"))

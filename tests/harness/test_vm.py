@@ -60,11 +60,22 @@ class CommandLine(unittest.TestCase):
             ("--share", "/a", "--share", "/b", "--tag", "share"): "two shares with the tag share",
             ("--substrate", "qemu", "--device", "virtiofsd", "--queues", "2"): "one request queue",
             ("--timeout", "soon"): "--timeout S",
+            ("--pin-vcpus", "0-1"): "--pin-vcpus is for UML 7.3",
         }
         for argv, message in cases.items():
             with self.assertRaises(vm_options.UsageError, msg=argv) as e:
                 self.parse(*argv, "--", "true")
             self.assertIn(message, str(e.exception))
+
+    def test_vcpu_pins(self):
+        # the main thread and the next ones by tid, round robin over the list
+        self.assertEqual(vm.vcpu_pins([12, 10, 15, 11], 2, "0-1"), [(10, 0), (11, 1)])
+        self.assertEqual(vm.vcpu_pins([10, 11, 12], 3, "1"), [(10, 1), (11, 1), (12, 1)])
+        self.assertEqual(vm.vcpu_pins([10, 11, 12, 13], 4, "0,1"), [(10, 0), (11, 1), (12, 0), (13, 1)])
+        # not all vCPU threads started yet: nothing pinned
+        self.assertEqual(vm.vcpu_pins([10], 2, "0-1"), [])
+        opts = self.parse("--kernel", "7.3", "--cpus", "2", "--pin-vcpus", "0-1", "--", "true")
+        self.assertEqual(opts.pin_vcpus, "0-1")
 
     def test_no_command(self):
         with self.assertRaises(vm_options.UsageError):

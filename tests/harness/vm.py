@@ -238,14 +238,49 @@ def start_share_device(run, share):
         raise SetupFailed("pinning did not take: " + run.pin_fail)
 
 
+def vcpu_pins(tids, ncpus, cpu_list):
+    """(tid, host CPU) for each vCPU thread of the UML kernel process: its
+    threads in creation (tid) order, the first ncpus of which are the vCPUs
+    (the main thread is vCPU 0, os_start_cpu_thread() starts the others at
+    boot, before any helper thread), vCPU i on the i-th CPU of cpu_list,
+    round robin. [] until all ncpus threads exist."""
+    tids = sorted(tids)
+    if len(tids) < ncpus:
+        return []
+    cpus = sorted(cpulist.parse_cpu_list(cpu_list))
+    return [(tid, cpus[i % len(cpus)]) for i, tid in enumerate(tids[:ncpus])]
+
+
+def pin_vcpus(run, pid):
+    """--pin-vcpus: pin the vCPU threads of the UML kernel process pid once
+    they all exist; True when done (recorded in pinning as vcpu_pins)."""
+    try:
+        tids = [int(t) for t in os.listdir("/proc/%d/task" % pid)]
+    except OSError:
+        return False
+    pins = vcpu_pins(tids, int(run.opts.cpus or "2"), run.opts.pin_vcpus)
+    if not pins:
+        return False
+    for tid, cpu in pins:
+        try:
+            os.sched_setaffinity(tid, {cpu})
+        except OSError as e:
+            run.pin_fail = "vCPU thread %d could not be pinned to CPU %d: %s" % (tid, cpu, e)
+    run.pinning("vcpu_pins=" + " ".join("%d:%d" % p for p in pins))
+    return True
+
+
 def sample_guest_pinning(run, guest):
     """Record the CPUs of the guest's process tree, sampled for up to 3 s
     (the UML processes the guest forks early are in it too), and check
     them against --pin-guest."""
     lists, n, guest_pid, guest_comm = [], 0, "", ""
+    vcpus_done = not run.opts.pin_vcpus
     for _ in range(GUEST_SAMPLES):
         if guest.wait(GUEST_SAMPLE_STEP):
             break
+        if not vcpus_done:
+            vcpus_done = pin_vcpus(run, guest.pid)
         tree = proc.process_tree(guest.pid)
         name = proc.comm(tree[0])
         if name is None:
@@ -258,11 +293,16 @@ def sample_guest_pinning(run, guest):
     run.pinning("guest_comm=" + guest_comm)
     run.pinning("guest_processes=%d" % n)
     run.pinning("guest_cpus_allowed=" + " ".join(lists))
+    if not vcpus_done and not run.pin_fail:
+        run.pin_fail = "the guest's vCPU threads were not all seen, not pinned"
     if not lists:
         run.pin_unread = "the guest ended before its CPUs were read"
     elif run.opts.pin_guest:
         for allowed in lists:
-            if not cpulist.same_cpus(allowed, run.opts.pin_guest):
+            # a vCPU's thread pinned by --pin-vcpus passes its CPU to what it forks
+            inside = run.opts.pin_vcpus and \
+                cpulist.parse_cpu_list(allowed) <= cpulist.parse_cpu_list(run.opts.pin_guest)
+            if not cpulist.same_cpus(allowed, run.opts.pin_guest) and not inside:
                 run.pin_fail = "a guest process runs on CPUs '%s', not '%s'" % (allowed, run.opts.pin_guest)
 
 
@@ -445,7 +485,7 @@ def record_pin_check(run):
         run.pinning("pin_check=mismatch")
     elif run.pin_unread:
         run.pinning("pin_check=unverified (%s)" % run.pin_unread)
-    elif run.opts.pin_device or run.opts.pin_guest:
+    elif run.opts.pin_device or run.opts.pin_guest or run.opts.pin_vcpus:
         run.pinning("pin_check=ok")
     else:
         run.pinning("pin_check=unpinned")

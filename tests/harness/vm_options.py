@@ -34,6 +34,10 @@ usage: tests/vm/run [options] [--share DIR [share options]]... -- CMD [ARGS...]
   --pin-guest CPUS       taskset CPU list for the guest (the UML process tree,
                          or QEMU and its threads)
   --pin CPUS             both of the above (each of them wins where given)
+  --pin-vcpus CPUS       UML 7.3: vCPU i's host thread on the i-th CPU of the
+                         list (round robin), one CPU each, set once the boot
+                         has started them; the rest of the guest keeps
+                         --pin-guest's CPUs
   --timeout S            seconds before the guest counts as hung (default 600)
   --results DIR          keep the run's files there (out, status, dmesg,
                          driver-stats, dev-stats, console, pinning, cpu-times)
@@ -157,6 +161,7 @@ class Options:
         self.pin = ""
         self.pin_device = None  # None: not given, --pin stands for it
         self.pin_guest = None
+        self.pin_vcpus = ""
         self.timeout = "600"
         self.results = ""
         self.append = ""
@@ -175,6 +180,7 @@ GLOBAL_VALUE_OPTIONS = {
     "--substrate": "substrate", "--kernel": "kernel", "--sync": "sync", "--cpus": "cpus",
     "--machine": "machine", "--tcg-thread": "tcg_thread", "--mem": "mem", "--flavor": "flavor",
     "--pin": "pin", "--pin-device": "pin_device", "--pin-guest": "pin_guest",
+    "--pin-vcpus": "pin_vcpus",
     "--timeout": "timeout", "--results": "results", "--append": "append",
 }
 # share option -> attribute of Share taking the next argument
@@ -275,6 +281,10 @@ def validate(opts):
     for p in (opts.pin_device, opts.pin_guest):
         if p and not cpulist.can_pin(p):
             bad("cannot pin to CPU list '%s' (taskset -c)" % p)
+    if opts.pin_vcpus and not (opts.substrate == "uml" and opts.kernel == "7.3"):
+        bad("--pin-vcpus is for UML 7.3 (the SMP UML)")
+    if opts.pin_vcpus and not cpulist.can_pin(opts.pin_vcpus):
+        bad("cannot pin to CPU list '%s' (taskset -c)" % opts.pin_vcpus)
     opts.timeout_s = parse_timeout(opts.timeout)
 
 
