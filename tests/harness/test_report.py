@@ -80,6 +80,18 @@ def rep(d):
     return report.Report(d, "/tmp/x.json", "/tmp/x.md", "/tmp/x")
 
 
+def rendered(d):
+    """The Markdown report.render() writes for the run data d."""
+    with tempfile.TemporaryDirectory() as t:
+        j = os.path.join(t, "r.json")
+        with open(j, "w") as f:
+            json.dump(d, f)
+        md = os.path.join(t, "r.md")
+        report.render(j, md, os.path.join(t, "svg"))
+        with open(md) as f:
+            return f.read()
+
+
 def goal(goals, prefix):
     return next(g for g in goals if g["figure"].startswith(prefix))
 
@@ -133,37 +145,23 @@ class KickFloor(unittest.TestCase):
         self.assertNotIn("intree", kf["floor_us"])
 
     def test_old_json_says_not_recorded(self):
-        with tempfile.TemporaryDirectory() as t:
-            j = os.path.join(t, "old.json")
-            with open(j, "w") as f:
-                json.dump(data(kick=False), f)
-            md = os.path.join(t, "old.md")
-            report.render(j, md, os.path.join(t, "svg"))
-            with open(md) as f:
-                text = f.read()
-        self.assertTrue("## Kick floor" in text, "## Kick floor")
-        self.assertTrue("not recorded: no boot of this run has a kickfloor phase" in text, "not recorded: no boot of this run has a kickfloor phase")
-        self.assertTrue("## Cost breakdown" in text, "## Cost breakdown")
-        self.assertTrue("not recorded: this run had no breakdown step" in text, "not recorded: this run had no breakdown step")
-        self.assertTrue("## Goal figures" in text, "## Goal figures")
+        text = rendered(data(kick=False))
+        self.assertIn("## Kick floor", text)
+        self.assertIn("not recorded: no boot of this run has a kickfloor phase", text)
+        self.assertIn("## Cost breakdown", text)
+        self.assertIn("not recorded: this run had no breakdown step", text)
+        self.assertIn("## Goal figures", text)
 
 
 class Breakdown(unittest.TestCase):
     def render(self, bd):
         d = data()
         d["breakdown"] = bd
-        with tempfile.TemporaryDirectory() as t:
-            j = os.path.join(t, "r.json")
-            with open(j, "w") as f:
-                json.dump(d, f)
-            md = os.path.join(t, "r.md")
-            report.render(j, md, os.path.join(t, "svg"))
-            with open(md) as f:
-                return f.read()
+        return rendered(d)
 
     def test_no_perf(self):
         text = self.render({"status": "not run: perf not found", "cases": []})
-        self.assertTrue("not run: perf not found" in text, "not run: perf not found")
+        self.assertIn("not run: perf not found", text)
 
     def test_parts_per_operation(self):
         case = {"case": "ours-sync-stat", "config": "ours-sync", "op": "stat", "period_ns": 1,
@@ -174,11 +172,11 @@ class Breakdown(unittest.TestCase):
                 "host": {"submit": 2000000}, "debug": {}}
         text = self.render({"status": "run", "driver_version": "abc123", "flavor": "bench",
                             "wall_s": "42", "command": "bench/breakdown.sh", "cases": [case]})
-        self.assertTrue("abc123" in text, "abc123")
-        self.assertTrue("| FUSE core | 25.0 % (10.0 us) |" in text, "| FUSE core | 25.0 % (10.0 us) |")
-        self.assertTrue("| driver submit | 75.0 % (30.0 us) |" in text, "| driver submit | 75.0 % (30.0 us) |")
-        self.assertTrue("| of which in the host kernel (host syscalls) | 50.0 % (20.0 us) |" in text, "| of which in the host kernel (host syscalls) | 50.0 % (20.0 us) |")
-        self.assertTrue("| wall us/op, no tool | 50.0 |" in text, "| wall us/op, no tool | 50.0 |")
+        self.assertIn("abc123", text)
+        self.assertIn("| FUSE core | 25.0 % (10.0 us) |", text)
+        self.assertIn("| driver submit | 75.0 % (30.0 us) |", text)
+        self.assertIn("| of which in the host kernel (host syscalls) | 50.0 % (20.0 us) |", text)
+        self.assertIn("| wall us/op, no tool | 50.0 |", text)
 
 
 class BreakdownStep(unittest.TestCase):
