@@ -549,14 +549,14 @@ def build_layers(c):
 
 
 def parse_driver_stats(text):
-    """virtio_fs_sync's stats file: {queue: {counter: value}}."""
+    """virtio_fs_sync's stats file ("QUEUE k=v ...", or "TAG QUEUE k=v ..."
+    as tests/vm/run's driver-stats): {queue: {counter: value}}."""
     qs = {}
     for line in text.splitlines():
-        f = line.split()
-        if len(f) < 2:
-            continue
-        qs[f[1]] = {k: int(v) for k, v in (x.split("=", 1) for x in f[2:] if "=" in x)
-                    if v.isdigit()}
+        names = [x for x in line.split() if "=" not in x]
+        if names:
+            qs[names[-1]] = {k: int(v) for k, v in (x.split("=", 1) for x in line.split() if "=" in x)
+                             if v.isdigit()}
     return qs
 
 
