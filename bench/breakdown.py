@@ -262,10 +262,15 @@ def parse_trace(path):
     return calls
 
 
+def read_text(path):
+    with open(path, errors="replace") as f:
+        return f.read()
+
+
 def read_kv(path):
     kv = {}
     if os.path.exists(path):
-        for tok in open(path).read().split():
+        for tok in read_text(path).split():
             if "=" in tok:
                 k, v = tok.split("=", 1)
                 kv[k] = v
@@ -579,7 +584,9 @@ def buildmix(case):
         t0 = mono_mtime(os.path.join(case, "go.1"))
         t1 = mono_mtime(os.path.join(case, "done.1"))
         cnt, busy = Counter(), Counter()
-        for line in open(trace, errors="replace"):
+        with open(trace, errors="replace") as f:
+            lines = f.readlines()
+        for line in lines:
             try:
                 kv = dict(x.split("=", 1) for x in line.split())
                 start, end, op = int(kv["start"]), int(kv["end"]), int(kv["opcode"])
@@ -592,7 +599,7 @@ def buildmix(case):
         res["requests"] = [[t, o, v, busy[(t, o)]] for (t, o), v in sorted(cnt.items())]
     paths = [os.path.join(case, "drvstats.%s.1" % w) for w in ("before", "after")]
     if all(os.path.exists(p) for p in paths):
-        b, a = (parse_driver_stats(open(p).read()) for p in paths)
+        b, a = (parse_driver_stats(read_text(p)) for p in paths)
         res["driver"] = {q: {k: v - b.get(q, {}).get(k, 0) for k, v in a[q].items()} for q in a}
     with open(os.path.join(case, "buildmix.json"), "w") as f:
         json.dump(res, f, indent=1)
@@ -709,7 +716,7 @@ def load_build(out):
     for p in sorted(glob.glob(os.path.join(out, "build-*", "breakdown.json"))):
         m = os.path.join(os.path.dirname(p), "buildmix.json")
         if os.path.exists(m):
-            cases.append((json.load(open(p)), json.load(open(m))))
+            cases.append((json.loads(read_text(p)), json.loads(read_text(m))))
     return cases
 
 
@@ -720,7 +727,7 @@ def buildrender(out):
     lines = ["# Breakdown of the build workload (bench/breakdown.sh --build)\n"]
     env = os.path.join(out, "env")
     if os.path.exists(env):
-        lines += ["```", open(env).read().rstrip(), "```\n"]
+        lines += ["```", read_text(env).rstrip(), "```\n"]
     lines += render_build(summary)
     with open(os.path.join(out, "build.md"), "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -89,7 +89,7 @@ SETTINGS = (
     ("breakdown_ops", "BENCH_BREAKDOWN_OPS", "stat unlink", True, "its operations"),
     ("breakdown_n", "BENCH_BREAKDOWN_N", None, True, "its calls per window (default 500 at "
      "full size, 200 below)"),
-    ("breakdown_build", "BENCH_BREAKDOWN_BUILD", "6", True, "the breakdown of the build workload "
+    ("breakdown_build", "BENCH_BREAKDOWN_BUILD", "4", True, "the breakdown of the build workload "
      "in the same step: C files of its generated project (bench/breakdown.sh --build; 0 skips)"),
     ("notes", "BENCH_NOTES", None, True, "Markdown inserted before the summary "
      "(default <BENCH_OUT>/<name>.notes.md)"),
