@@ -179,7 +179,7 @@ run_case() {
 				# The UML kernel process is the `linux` whose parent is
 				# not one (tests/vm/run, or timeout(1) in its bash days);
 				# the guest's processes are its descendants.
-				if [ "$(cat "/proc/$(awk '{ print $4 }' "/proc/$p/stat")/comm" 2>/dev/null)" != linux ]; then
+				if [ "$(cat "/proc/$(awk '{ print $4 }' "/proc/$p/stat" 2>/dev/null)/comm" 2>/dev/null)" != linux ]; then
 					uml_pid=$p
 				else
 					guest_pids="$guest_pids,$p"
@@ -261,7 +261,7 @@ run_build() {
 		case $c in
 		vhost-user-fs) dev_pids="$dev_pids,$p" ;;
 		linux)
-			[ "$(cat "/proc/$(awk '{ print $4 }' "/proc/$p/stat")/comm" 2>/dev/null)" != linux ] && uml_pid=$p ;;
+			[ "$(cat "/proc/$(awk '{ print $4 }' "/proc/$p/stat" 2>/dev/null)/comm" 2>/dev/null)" != linux ] && uml_pid=$p ;;
 		esac
 	done
 	echo "uml_pid=$uml_pid dev_pids=${dev_pids#,}" >>"$dir/meta"
