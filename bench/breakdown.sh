@@ -151,7 +151,7 @@ perf_start() {
 }
 
 run_case() {
-	local cfg=$1 op=$2 dir=$out/$1-$2 args vpid w role p c uml_pid guest_pids dev_pids tools
+	local cfg=$1 op=$2 dir=$out/$1-$2 args vpid w role p c pc uml_pid guest_pids dev_pids tools
 	mkdir -p "$dir"
 	args=(--substrate uml --flavor "$flavor" --pin-device "$pin_device" --pin-guest "$pin_guest"
 		--results "$dir/run" --quiet --timeout 1200)
@@ -178,8 +178,10 @@ run_case() {
 			linux)
 				# The UML kernel process is the `linux` whose parent is
 				# not one (tests/vm/run, or timeout(1) in its bash days);
-				# the guest's processes are its descendants.
-				if [ "$(cat "/proc/$(awk '{ print $4 }' "/proc/$p/stat" 2>/dev/null)/comm" 2>/dev/null)" != linux ]; then
+				# the guest's processes are its descendants. A process
+				# that ends during the scan has no parent to read: skip.
+				pc=$(cat "/proc/$(awk '{ print $4 }' "/proc/$p/stat" 2>/dev/null)/comm" 2>/dev/null)
+				if [ -n "$pc" ] && [ "$pc" != linux ]; then
 					uml_pid=$p
 				else
 					guest_pids="$guest_pids,$p"
@@ -231,7 +233,7 @@ run_case() {
 
 # run_build CONFIG ROUND TARBALL: one boot of the build workload.
 run_build() {
-	local cfg=$1 dir=$out/build-$1-$2 args pp p c uml_pid guest_pids dev_pids
+	local cfg=$1 dir=$out/build-$1-$2 args pp p c pc uml_pid guest_pids dev_pids
 	mkdir -p "$dir"
 	args=(--substrate uml --flavor "$flavor" --pin-device "$pin_device" --pin-guest "$pin_guest"
 		--results "$dir/run" --quiet --timeout 1800)
@@ -261,7 +263,8 @@ run_build() {
 		case $c in
 		vhost-user-fs) dev_pids="$dev_pids,$p" ;;
 		linux)
-			[ "$(cat "/proc/$(awk '{ print $4 }' "/proc/$p/stat" 2>/dev/null)/comm" 2>/dev/null)" != linux ] && uml_pid=$p ;;
+			pc=$(cat "/proc/$(awk '{ print $4 }' "/proc/$p/stat" 2>/dev/null)/comm" 2>/dev/null)
+			[ -n "$pc" ] && [ "$pc" != linux ] && uml_pid=$p ;;
 		esac
 	done
 	echo "uml_pid=$uml_pid dev_pids=${dev_pids#,}" >>"$dir/meta"
