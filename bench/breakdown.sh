@@ -9,9 +9,10 @@
 #                      [--n N] [--flavor debug|bench] [--period NS] [--out DIR]
 #                      [--cache DIR] [--opmix]
 #                      [--build FILES [--jobs J] [--repeats R]]
+#                      [--pin-device CPUS] [--pin-guest CPUS]
 #
 # One boot per configuration and operation (tests/vm/run, device pinned to
-# CPU 0, guest to CPU 1). In the guest, bench/breakdown-loop.c runs the
+# CPU 0, guest to CPU 1: --pin-device, --pin-guest, taskset lists). In the guest, bench/breakdown-loop.c runs the
 # operation in four windows of N calls: warm-up, plain (its wall time is the
 # us/op without any tool), perf (perf record -e cpu-clock with a fixed
 # period on the UML tree, frame-pointer call chains where the kernel has
@@ -58,6 +59,8 @@ while [ $# -gt 0 ]; do
 	--build) build_files=$2; shift 2 ;;
 	--jobs) jobs=$2; shift 2 ;;
 	--repeats) repeats=$2; shift 2 ;;
+	--pin-device) pin_device=$2; shift 2 ;;
+	--pin-guest) pin_guest=$2; shift 2 ;;
 	--ops) ops=$2; shift 2 ;;
 	--n) n=$2; shift 2 ;;
 	--flavor) flavor=$2; shift 2 ;;
