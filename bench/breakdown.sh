@@ -12,7 +12,8 @@
 #                      [--pin-device CPUS] [--pin-guest CPUS]
 #
 # One boot per configuration and operation (tests/vm/run, device pinned to
-# CPU 0, guest to CPU 1: --pin-device, --pin-guest, taskset lists). In the guest, bench/breakdown-loop.c runs the
+# CPU 0, guest to CPU 1: --pin-device, --pin-guest, taskset lists). In the
+# guest, bench/breakdown-loop.c runs the
 # operation in four windows of N calls: warm-up, plain (its wall time is the
 # us/op without any tool), perf (perf record -e cpu-clock with a fixed
 # period on the UML tree, frame-pointer call chains where the kernel has
