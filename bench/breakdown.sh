@@ -52,7 +52,7 @@ set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 configs='ours-sync ours-async intree'
 ops='stat unlink create readdirect readcache'
-n=2000 flavor=debug period= out='' cache=${VFS_CACHE:-$HOME/.cache/virtio-fs-sync}
+n=2000 flavor=debug period='' out='' cache=${VFS_CACHE:-$HOME/.cache/virtio-fs-sync}
 pin_device=0 pin_guest=1 do_opmix=0 build_files=0 jobs=1 repeats=1 configs_set=0
 while [ $# -gt 0 ]; do
 	case $1 in
