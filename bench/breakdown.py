@@ -5,6 +5,8 @@
   breakdown.py classify UML_BUILD DEVICE_DIR CASE_DIR   one case -> CASE_DIR/breakdown.json
   breakdown.py render OUT_DIR                           every case -> OUT_DIR/breakdown.md
   breakdown.py opmix OUT_DIR                            opmix boots -> OUT_DIR/opmix.md
+  breakdown.py buildmix CASE_DIR                        a build case -> CASE_DIR/buildmix.json
+  breakdown.py buildrender OUT_DIR                      build cases -> OUT_DIR/build.md
 
 A case is one configuration and one operation: CASE_DIR holds the window
 files of bench/breakdown-loop.c (done.W: n= and ns=), perf-uml.txt and
@@ -32,6 +34,13 @@ and on the device, by the innermost frame of its own code (its object
 files): vhost-user (messages: kick, REPLY_ACK, call), vring, dispatch,
 fuse (FUSE handling, passthrough); samples there with the leaf in the host
 kernel are counted again as "host syscalls", by the syscall.
+A sample whose call chain ends in libc (the bench flavour has no frame
+pointers and the unwinder stops there) is placed by its host syscall where
+the chain gave no part (SYSCALL_PART): in the UML kernel process ptrace,
+wait4 and kill count as entry, mmap and friends as vfs (the guest's memory),
+the socket calls as kick (the kick message, the wait for its REPLY_ACK and
+for call messages), the file calls as hostfs; on the device the socket and
+eventfd calls count as vhost-user, futex as dispatch, the file calls as fuse.
 Two shares cut across the parts: "host" (the leaf is in the host kernel:
 a host syscall, a context switch, a ptrace stop) and "debug" (lockdep,
 kmemleak, debug objects: only in the debug flavour).
@@ -157,6 +166,24 @@ def parse_perf_script(path):
     return samples
 
 
+_FILE_SYSCALLS = {"pread64", "pwrite64", "preadv", "pwritev", "preadv2", "pwritev2", "statx",
+                  "newfstatat", "fstat", "openat", "openat2", "open", "close", "access",
+                  "faccessat", "faccessat2", "lseek", "getdents64", "fsync", "fdatasync",
+                  "unlinkat", "mkdirat", "renameat2", "linkat", "symlinkat", "readlinkat",
+                  "fchmodat", "fchownat", "utimensat", "ftruncate", "fallocate", "statfs",
+                  "fstatfs", "getxattr", "fgetxattr", "lgetxattr", "listxattr", "flistxattr",
+                  "setxattr", "fsetxattr", "fchdir", "fchmod", "fchown", "mknodat", "copy_file_range"}
+_SOCK_SYSCALLS = {"read", "write", "readv", "writev", "sendmsg", "recvmsg", "sendto", "recvfrom",
+                  "poll", "ppoll", "epoll_wait", "epoll_pwait", "select", "pselect6"}
+SYSCALL_PART = {
+    "uml": dict([(k, "entry") for k in ("ptrace", "wait4", "waitid", "kill", "tgkill", "tkill")] +
+                [(k, "vfs") for k in ("mmap", "munmap", "mprotect", "madvise", "mremap")] +
+                [(k, "kick") for k in _SOCK_SYSCALLS] + [(k, "hostfs") for k in _FILE_SYSCALLS]),
+    "dev": dict([(k, "dev:vhost-user") for k in _SOCK_SYSCALLS | {"eventfd2"}] +
+                [("futex", "dev:dispatch")] + [(k, "dev:fuse") for k in _FILE_SYSCALLS]),
+}
+
+
 def is_host(dso):
     return dso.startswith("[kernel")
 
@@ -235,10 +262,15 @@ def parse_trace(path):
     return calls
 
 
+def read_text(path):
+    with open(path, errors="replace") as f:
+        return f.read()
+
+
 def read_kv(path):
     kv = {}
     if os.path.exists(path):
-        for tok in open(path).read().split():
+        for tok in read_text(path).split():
             if "=" in tok:
                 k, v = tok.split("=", 1)
                 kv[k] = v
@@ -279,6 +311,8 @@ def classify(build, devdir, case):
                 groups["device"] += wgt
                 if leaf_host:
                     dev_sys[host_syscall(frames)] += 1
+                    if part == "dev:other":
+                        part = SYSCALL_PART["dev"].get(host_syscall(frames), part)
                 dbg = False
             elif pid != uml_pid:
                 part, dbg = "entry", False      # a guest process: ptrace stops, user code
@@ -288,6 +322,8 @@ def classify(build, devdir, case):
                 groups["uml-kernel"] += wgt
                 if leaf_host:
                     uml_sys[host_syscall(frames)] += 1
+                    if part == "idle/irq":
+                        part = SYSCALL_PART["uml"].get(host_syscall(frames), part)
             parts[part] += wgt
             host[part] += wgt * leaf_host
             if leaf_host:
@@ -455,9 +491,13 @@ def render(out):
         f.write("\n".join(lines) + "\n")
 
 
-FUSE_OPS = {1: "LOOKUP", 2: "FORGET", 3: "GETATTR", 4: "SETATTR", 10: "UNLINK", 14: "OPEN",
-            15: "READ", 16: "WRITE", 18: "RELEASE", 20: "FSYNC", 22: "GETXATTR", 25: "FLUSH",
-            26: "INIT", 35: "CREATE", 42: "BATCH_FORGET"}
+FUSE_OPS = {1: "LOOKUP", 2: "FORGET", 3: "GETATTR", 4: "SETATTR", 5: "READLINK", 6: "SYMLINK",
+            8: "MKNOD", 9: "MKDIR", 10: "UNLINK", 11: "RMDIR", 12: "RENAME", 13: "LINK",
+            14: "OPEN", 15: "READ", 16: "WRITE", 17: "STATFS", 18: "RELEASE", 20: "FSYNC",
+            21: "SETXATTR", 22: "GETXATTR", 23: "LISTXATTR", 24: "REMOVEXATTR", 25: "FLUSH",
+            26: "INIT", 27: "OPENDIR", 28: "READDIR", 29: "RELEASEDIR", 30: "FSYNCDIR",
+            34: "ACCESS", 35: "CREATE", 36: "INTERRUPT", 38: "DESTROY", 42: "BATCH_FORGET",
+            43: "FALLOCATE", 44: "READDIRPLUS", 45: "RENAME2", 46: "LSEEK"}
 
 
 def opmix(out):
@@ -486,6 +526,213 @@ def opmix(out):
         f.write("\n".join(lines) + "\n")
 
 
+# The layers of the build (bench/breakdown.sh --build), from the parts and
+# groups of classify(): (label, parts, groups added, groups taken away).
+BUILD_LAYERS = [
+    ("guest user (the build's processes: user code, ptrace stops, faults)", [], ["guest-proc"], []),
+    ("UML trap/syscall interception (UML kernel process)", ["entry"], [], ["guest-proc"]),
+    ("guest kernel outside FUSE (VFS, mm, exec, page cache, hostfs)", ["vfs", "hostfs"], [], []),
+    ("FUSE core", ["fuse"], [], []),
+    ("driver (submit, reap+end)", ["submit", "reap+end"], [], []),
+    ("kick/transport (guest kick, device vhost-user, vring)", ["kick", "dev:vhost-user", "dev:vring"], [], []),
+    ("guest scheduler (waits for replies, switches)", ["sched"], [], []),
+    ("device FUSE handling (dispatch, passthrough)", ["dev:fuse", "dev:dispatch", "dev:other"], [], []),
+    ("guest irq, timers, signals, idle", ["idle/irq"], [], []),
+]
+BUILD_CONFIGS = ["tmpfs", "intree", "ours-sync", "ours-async"]
+QUEUE_TYPES = ["sync", "request", "hiprio"]
+
+
+def build_layers(c):
+    """{label: sampled CPU ns} of one classified build case."""
+    out = {}
+    for label, parts, add, sub in BUILD_LAYERS:
+        k = sum(c["parts"].get(p, 0) for p in parts)
+        k += sum(c["groups"].get(g, 0) for g in add) - sum(c["groups"].get(g, 0) for g in sub)
+        out[label] = k
+    return out
+
+
+def parse_driver_stats(text):
+    """virtio_fs_sync's stats file ("QUEUE k=v ...", or "TAG QUEUE k=v ..."
+    as tests/vm/run's driver-stats): {queue: {counter: value}}."""
+    qs = {}
+    for line in text.splitlines():
+        names = [x for x in line.split() if "=" not in x]
+        if names:
+            qs[names[-1]] = {k: int(v) for k, v in (x.split("=", 1) for x in line.split() if "=" in x)
+                             if v.isdigit()}
+    return qs
+
+
+def mono_mtime(path):
+    """A host file's mtime on CLOCK_MONOTONIC (the device trace's clock)."""
+    import time
+    return os.stat(path).st_mtime - (time.time() - time.monotonic())
+
+
+def buildmix(case):
+    """The FUSE requests of the plain make window (go.1 .. done.1 mtimes)
+    from the device's --trace-file: per queue type and opcode, the count and
+    the device's busy time; the driver's counters around that make
+    (drvstats.*.1); the wall times of both windows (done.1 plain, done.2
+    under perf)."""
+    res = {"window": read_kv(os.path.join(case, "done.1")),
+           "perf_window": read_kv(os.path.join(case, "done.2")), "requests": [], "driver": {}}
+    trace = os.path.join(case, "devtrace")
+    if os.path.exists(trace) and os.path.exists(os.path.join(case, "done.1")):
+        t0 = mono_mtime(os.path.join(case, "go.1"))
+        t1 = mono_mtime(os.path.join(case, "done.1"))
+        cnt, busy = Counter(), Counter()
+        with open(trace, errors="replace") as f:
+            lines = f.readlines()
+        for line in lines:
+            try:
+                kv = dict(x.split("=", 1) for x in line.split())
+                start, end, op = int(kv["start"]), int(kv["end"]), int(kv["opcode"])
+            except (KeyError, ValueError):
+                continue
+            if t0 <= start / 1e9 <= t1:
+                k = (kv.get("type", "?"), FUSE_OPS.get(op, str(op)))
+                cnt[k] += 1
+                busy[k] += end - start
+        res["requests"] = [[t, o, v, busy[(t, o)]] for (t, o), v in sorted(cnt.items())]
+    paths = [os.path.join(case, "drvstats.%s.1" % w) for w in ("before", "after")]
+    if all(os.path.exists(p) for p in paths):
+        b, a = (parse_driver_stats(read_text(p)) for p in paths)
+        res["driver"] = {q: {k: v - b.get(q, {}).get(k, 0) for k, v in a[q].items()} for q in a}
+    with open(os.path.join(case, "buildmix.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    return res
+
+
+def median(xs):
+    xs = sorted(xs)
+    if not xs:
+        return None
+    m = len(xs) // 2
+    return xs[m] if len(xs) % 2 else (xs[m - 1] + xs[m]) / 2.0
+
+
+def build_summary(cases):
+    """Per configuration, over its rounds: make seconds (each round), and the
+    means of sampled CPU seconds per group and layer and of the requests.
+    CASES: [(breakdown.json, buildmix.json)] as dicts."""
+    per = defaultdict(list)
+    for c, m in cases:
+        per[c["config"]].append((c, m))
+    out = {}
+    for cfg, cs in per.items():
+        r = len(cs)
+        make = [int(m["window"]["ns"]) / 1e9 for c, m in cs if m["window"].get("ns")]
+        pmake = [int(m["perf_window"]["ns"]) / 1e9 for c, m in cs if m.get("perf_window", {}).get("ns")]
+        groups, layers, reqs, busy, host, drv = Counter(), Counter(), Counter(), Counter(), 0, Counter()
+        for c, m in cs:
+            for g, v in c["groups"].items():
+                groups[g] += v / 1e9 / r
+            for label, v in build_layers(c).items():
+                layers[label] += v / 1e9 / r
+            host += sum(c["host"].values()) / 1e9 / r
+            for t, o, n, b in m["requests"]:
+                reqs[(t, o)] += n / r
+                busy[(t, o)] += b / 1e9 / r
+            for q, kv in m.get("driver", {}).items():
+                drv[q] += kv.get("submitted", 0) / r
+        out[cfg] = {"rounds": r, "make_s": make, "make_median_s": median(make),
+                    "perf_make_s": pmake, "perf_make_median_s": median(pmake),
+                    "groups": dict(groups), "layers": dict(layers), "host_s": host,
+                    "requests": {"%s/%s" % k: v for k, v in reqs.items()},
+                    "device_s": {"%s/%s" % k: v for k, v in busy.items()},
+                    "driver_submitted": dict(drv)}
+    return out
+
+
+def render_build(summary, env=""):
+    """The build breakdown's Markdown (a list of lines)."""
+    cfgs = [c for c in BUILD_CONFIGS if c in summary] + sorted(set(summary) - set(BUILD_CONFIGS))
+    lines = []
+    w = lines.append
+    row = lambda name, vals: w("| %s | %s |" % (name, " | ".join(vals)))
+
+    def head(first):
+        w("| %s | %s |" % (first, " | ".join(cfgs)))
+        w("| --- |" + " --- |" * len(cfgs))
+    f1 = lambda x: "-" if x is None else "%.1f" % x
+    w("Where the make's time goes: sampled CPU seconds of the make under perf (cpu-clock on every "
+      "process of the boot, mean over the rounds), by layer; its elapsed time minus the UML "
+      "tree's CPU is time the guest was not on a CPU (waiting for the device, for the wake-up "
+      "of its reply, or for the host CPU).\n")
+    head("")
+    row("rounds", [str(summary[c]["rounds"]) for c in cfgs])
+    row("make elapsed s, no tool (median; each round)", ["%s (%s)" % (f1(summary[c]["make_median_s"]),
+        ", ".join("%.1f" % x for x in summary[c]["make_s"])) for c in cfgs])
+    row("make elapsed s, under perf (median)", [f1(summary[c].get("perf_make_median_s")) for c in cfgs])
+    uml = lambda c: summary[c]["groups"].get("uml-kernel", 0) + summary[c]["groups"].get("guest-proc", 0)
+    row("CPU s: UML tree (kernel process + guest processes)", [f1(uml(c)) for c in cfgs])
+    row("CPU s: device", [f1(summary[c]["groups"].get("device", 0)) for c in cfgs])
+    row("elapsed under perf - UML tree CPU s (guest off CPU)", [f1(summary[c]["perf_make_median_s"] - uml(c))
+        if summary[c].get("perf_make_median_s") is not None else "-" for c in cfgs])
+    for label, _, _, _ in BUILD_LAYERS:
+        row(label, [f1(summary[c]["layers"].get(label, 0)) for c in cfgs])
+    row("of all the above: leaf in the host kernel", [f1(summary[c]["host_s"]) for c in cfgs])
+    w("")
+    w("FUSE requests of one make, from the device's trace (mean over the rounds): count on "
+      "sync / interrupt-driven (request) / hiprio queues, and the device's busy time in ms.\n")
+    ops = Counter()
+    for c in cfgs:
+        for k, v in summary[c]["requests"].items():
+            ops[k.split("/", 1)[1]] += v
+    fuse_cfgs = [c for c in cfgs if summary[c]["requests"]]
+    w("| opcode | %s |" % " | ".join(fuse_cfgs))
+    w("| --- |" + " --- |" * len(fuse_cfgs))
+
+    def cell(c, keep):
+        rq, ds = summary[c]["requests"], summary[c]["device_s"]
+        n = [sum(v for k, v in rq.items() if k.split("/", 1)[0] == t and keep(k.split("/", 1)[1]))
+             for t in QUEUE_TYPES]
+        d = sum(v for k, v in ds.items() if keep(k.split("/", 1)[1]))
+        return "%.0f (%s) %.0f ms" % (sum(n), " / ".join("%.0f" % x for x in n), d * 1000)
+    for op, _ in ops.most_common():
+        row(op, [cell(c, lambda o, op=op: o == op) for c in fuse_cfgs])
+    row("**all**", [cell(c, lambda o: True) for c in fuse_cfgs])
+    w("")
+    for c in fuse_cfgs:
+        rq, ds = summary[c]["requests"], summary[c]["device_s"]
+        tot = sum(rq.values()) or 1
+        dtot = sum(ds.values()) or 1
+        off = {k: v for k, v in rq.items() if not k.startswith("sync/")}
+        w("- %s: %.1f %% of the requests (%.1f %% of the device time) on sync queues; not on them: %s." % (
+            c, 100.0 * sum(v for k, v in rq.items() if k.startswith("sync/")) / tot,
+            100.0 * sum(v for k, v in ds.items() if k.startswith("sync/")) / dtot,
+            ", ".join("%s %.0f" % (k, v) for k, v in sorted(off.items(), key=lambda x: -x[1])) or "none"))
+        if summary[c]["driver_submitted"]:
+            w("  Driver counters (submitted, around make): %s." % ", ".join(
+                "%s %.0f" % kv for kv in sorted(summary[c]["driver_submitted"].items())))
+    return lines
+
+
+def load_build(out):
+    cases = []
+    for p in sorted(glob.glob(os.path.join(out, "build-*", "breakdown.json"))):
+        m = os.path.join(os.path.dirname(p), "buildmix.json")
+        if os.path.exists(m):
+            cases.append((json.loads(read_text(p)), json.loads(read_text(m))))
+    return cases
+
+
+def buildrender(out):
+    summary = build_summary(load_build(out))
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    lines = ["# Breakdown of the build workload (bench/breakdown.sh --build)\n"]
+    env = os.path.join(out, "env")
+    if os.path.exists(env):
+        lines += ["```", read_text(env).rstrip(), "```\n"]
+    lines += render_build(summary)
+    with open(os.path.join(out, "build.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def main(argv):
     if len(argv) >= 5 and argv[1] == "classify":
         classify(argv[2], argv[3], argv[4])
@@ -493,6 +740,10 @@ def main(argv):
         render(argv[2])
     elif len(argv) >= 3 and argv[1] == "opmix":
         opmix(argv[2])
+    elif len(argv) >= 3 and argv[1] == "buildmix":
+        buildmix(argv[2])
+    elif len(argv) >= 3 and argv[1] == "buildrender":
+        buildrender(argv[2])
     else:
         sys.stderr.write(__doc__)
         return 2

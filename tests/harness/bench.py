@@ -89,6 +89,8 @@ SETTINGS = (
     ("breakdown_ops", "BENCH_BREAKDOWN_OPS", "stat unlink", True, "its operations"),
     ("breakdown_n", "BENCH_BREAKDOWN_N", None, True, "its calls per window (default 500 at "
      "full size, 200 below)"),
+    ("breakdown_build", "BENCH_BREAKDOWN_BUILD", "4", True, "the breakdown of the build workload "
+     "in the same step: C files of its generated project (bench/breakdown.sh --build; 0 skips)"),
     ("notes", "BENCH_NOTES", None, True, "Markdown inserted before the summary "
      "(default <BENCH_OUT>/<name>.notes.md)"),
 )
@@ -97,7 +99,7 @@ COMMAND = ("size", "repeats", "pin_device", "pin_guest", "qemu_pin_device", "qem
            "flavor", "configs'", "qemu_configs'", "qemu_size", "smp_configs'", "smp_cpus",
            "smp_workloads", "smp_size", "smp_pin_device", "smp_pin_guest", "smp_pin_vcpus", "workloads", "floor", "pin_probe'",
            "probe_repeats", "order", "seed", "build", "make_dir", "breakdown", "breakdown_ops'",
-           "breakdown_n", "share_dir")
+           "breakdown_n", "breakdown_build", "share_dir")
 
 
 class Settings:
@@ -131,6 +133,8 @@ class Settings:
         if self.breakdown not in ("0", "1"):
             raise ValueError("BENCH_BREAKDOWN=0|1")
         self.breakdown_n = self.breakdown_n or ("500" if self.size == "full" else "200")
+        if not self.breakdown_build.isdigit():
+            raise ValueError("BENCH_BREAKDOWN_BUILD=FILES (0 skips)")
         self.mem = self.mem or str(BOOT[self.size][0])
         self.timeout = self.timeout or str(BOOT[self.size][1])
         self.name = self.name or "%s-%s" % (utcnow().strftime("%Y-%m-%d"),
@@ -507,8 +511,33 @@ def run_breakdown(s, ctx):
         else:
             st["status"] = "run"
         log("breakdown: %s in %s" % (st["status"], hms(int(st["wall_s"]))))
+    if s.breakdown == "1" and shutil.which("perf"):
+        st.update(run_build_breakdown(s, ctx))
     with open(os.path.join(ctx["raw"], "breakdown-status"), "w") as f:
         f.writelines("%s=%s\n" % kv for kv in st.items())
+
+
+def run_build_breakdown(s, ctx):
+    """The build workload's breakdown (bench/breakdown.sh --build): its
+    build_* keys of RAW/breakdown-status; the cases in RAW/breakdown-build/."""
+    if s.breakdown_build == "0":
+        return {"build_status": "not run (BENCH_BREAKDOWN_BUILD=0)"}
+    out = os.path.join(ctx["raw"], "breakdown-build")
+    st = {"build_command": "bench/breakdown.sh --build %s --flavor %s" % (s.breakdown_build, s.flavor)}
+    log("breakdown: %s (load %s)" % (st["build_command"], loadavg()))
+    t0 = time.time()
+    with open(os.path.join(ctx["raw"], "breakdown-build.stderr"), "w") as err:
+        rc = subprocess.run([os.path.join(BENCH, "breakdown.sh"), "--build", s.breakdown_build,
+                             "--flavor", s.flavor, "--out", out],
+                            stdout=err, stderr=err, check=False).returncode
+    st["build_wall_s"] = str(int(time.time() - t0))
+    if rc != 0 or not os.path.exists(os.path.join(out, "summary.json")):
+        st["build_status"] = "failed (exit status %d; build/bench/runs/%s/breakdown-build.stderr)" % (
+            rc, os.path.basename(ctx["raw"]))
+    else:
+        st["build_status"] = "run"
+    log("breakdown: build %s in %s" % (st["build_status"], hms(int(st["build_wall_s"]))))
+    return st
 
 
 # ---------------------------------------------------------------- environment

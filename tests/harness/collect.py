@@ -114,6 +114,15 @@ def breakdown(raw):
         except (OSError, ValueError):
             continue
         out["cases"].append({k: c.get(k) for k in BREAKDOWN_KEEP})
+    if "build_status" in out:
+        b = {"status": out.pop("build_status"), "command": out.pop("build_command", None),
+             "wall_s": out.pop("build_wall_s", None)}
+        try:
+            with open(os.path.join(raw, "breakdown-build", "summary.json")) as f:
+                b["summary"] = json.load(f)
+        except (OSError, ValueError):
+            pass
+        out["build"] = b
     return out
 
 

@@ -134,14 +134,19 @@ def verdict(met):
     return "not measured" if met is None else ("**met**" if met else "not met")
 
 
-def breakdown_split():
-    """bench/breakdown.py's SPLIT: the parts of issue 17, item 1."""
+def breakdown_module():
+    """bench/breakdown.py, loaded as a module."""
     import importlib.util
     path = os.path.join(sizes.REPO, "bench", "breakdown.py")
     spec = importlib.util.spec_from_file_location("breakdown", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod.SPLIT
+    return mod
+
+
+def breakdown_split():
+    """bench/breakdown.py's SPLIT: the parts of issue 17, item 1."""
+    return breakdown_module().SPLIT
 
 
 def sizes_text(runs):
@@ -814,6 +819,31 @@ class Report:
               "the committed breakdown of 2026-12-01 is bench/results/2026-12-01-breakdown.md).")
             p("")
             return
+        self.ops_breakdown(bd)
+        self.build_breakdown(bd.get("build"))
+
+    def build_breakdown(self, b):
+        """The build workload's opcode mix and layers (breakdown.sh --build)."""
+        if b is None:
+            return
+        p = self.p
+        p("### The build workload")
+        p("")
+        if b.get("status") != "run" or not b.get("summary"):
+            p("Build breakdown: %s." % (b.get("status") if b.get("status") != "run"
+                                        else "run, but no case completed"))
+            p("")
+            return
+        p("`%s`, %s s of wall time: one boot per configuration and round, each a make without "
+          "tools and one under perf (bench/breakdown.sh, --build)." % (
+              b.get("command", "?"), b.get("wall_s", "?")))
+        p("")
+        for ln in breakdown_module().render_build(b["summary"]):
+            p(ln)
+        p("")
+
+    def ops_breakdown(self, bd):
+        p = self.p
         if bd.get("status") != "run" or not bd.get("cases"):
             p("Breakdown: %s." % (bd.get("status") if bd.get("status") != "run"
                                   else "run, but no case completed"))

@@ -179,6 +179,69 @@ class Breakdown(unittest.TestCase):
         self.assertIn("| wall us/op, no tool | 50.0 |", text)
 
 
+    def test_build_breakdown(self):
+        # bench/breakdown.py build_summary()'s shape, as collect.breakdown() keeps it
+        summary = {
+            "tmpfs": {"rounds": 1, "make_s": [4.0], "make_median_s": 4.0, "perf_make_s": [5.0],
+                      "perf_make_median_s": 5.0, "groups": {"uml-kernel": 2.0, "guest-proc": 2.5},
+                      "layers": {"FUSE core": 0.0}, "host_s": 3.0, "requests": {},
+                      "device_s": {}, "driver_submitted": {}},
+            "ours-sync": {"rounds": 1, "make_s": [10.0], "make_median_s": 10.0,
+                          "perf_make_s": [12.0], "perf_make_median_s": 12.0,
+                          "groups": {"uml-kernel": 4.0, "guest-proc": 2.5, "device": 1.5},
+                          "layers": {"FUSE core": 0.25}, "host_s": 5.0,
+                          "requests": {"sync/LOOKUP": 300, "request/READ": 100},
+                          "device_s": {"sync/LOOKUP": 0.03, "request/READ": 0.01},
+                          "driver_submitted": {"sync.0": 300}}}
+        text = self.render({"status": "run", "cases": [],
+                            "build": {"status": "run", "command": "bench/breakdown.sh --build 5",
+                                      "wall_s": "99", "summary": summary}})
+        self.assertIn("### The build workload", text)
+        self.assertIn("bench/breakdown.sh --build 5", text)
+        self.assertIn("| make elapsed s, no tool (median; each round) | 4.0 (4.0) | 10.0 (10.0) |", text)
+        self.assertIn("| elapsed under perf - UML tree CPU s (guest off CPU) | 0.5 | 5.5 |", text)
+        self.assertIn("| FUSE core | 0.0 | 0.2 |", text)
+        self.assertIn("| LOOKUP | 300 (300 / 0 / 0) 30 ms |", text)
+        self.assertIn("| READ | 100 (0 / 100 / 0) 10 ms |", text)
+        self.assertIn("- ours-sync: 75.0 % of the requests (75.0 % of the device time) on sync "
+                      "queues; not on them: request/READ 100.", text)
+
+    def test_build_breakdown_not_run(self):
+        text = self.render({"status": "run", "cases": [],
+                            "build": {"status": "not run (BENCH_BREAKDOWN_BUILD=0)"}})
+        self.assertIn("Build breakdown: not run (BENCH_BREAKDOWN_BUILD=0).", text)
+
+
+class BuildMix(unittest.TestCase):
+    def test_requests_in_the_window_and_summary(self):
+        bd = report.breakdown_module()
+        with tempfile.TemporaryDirectory() as case:
+            for name in ("go.1", "done.1"):
+                with open(os.path.join(case, name), "w") as f:
+                    f.write("n=1 ns=2000000000 rc=0\n" if name == "done.1" else "")
+            t0 = bd.mono_mtime(os.path.join(case, "go.1"))
+            ns = lambda t: int(t * 1e9)
+            with open(os.path.join(case, "devtrace"), "w") as f:
+                f.write("queue=1 type=request tid=2 opcode=26 start=%d end=%d\n" % (ns(t0 - 5), ns(t0 - 5) + 10))
+                for i in range(3):
+                    f.write("queue=2 type=sync tid=5 opcode=1 start=%d end=%d\n" % (ns(t0), ns(t0) + 1000))
+                f.write("queue=1 type=request tid=2 opcode=15 start=%d end=%d\n" % (ns(t0), ns(t0) + 4000))
+            for w, n in (("before", 10), ("after", 13)):
+                with open(os.path.join(case, "drvstats.%s.1" % w), "w") as f:
+                    f.write("sync.0 submitted=%d inline=%d\n" % (n, n))
+            m = bd.buildmix(case)
+        self.assertEqual(m["requests"], [["request", "READ", 1, 4000], ["sync", "LOOKUP", 3, 3000]])
+        self.assertEqual(m["driver"], {"sync.0": {"submitted": 3, "inline": 3}})
+        c = {"config": "ours-sync", "groups": {"guest-proc": 1e9, "uml-kernel": 3e9},
+             "parts": {"entry": 2e9, "fuse": 5e8}, "host": {"entry": 1e9}}
+        sm = bd.build_summary([(c, m)])["ours-sync"]
+        self.assertEqual(sm["make_s"], [2.0])
+        self.assertEqual(sm["requests"], {"request/READ": 1, "sync/LOOKUP": 3})
+        self.assertEqual(sm["layers"]["UML trap/syscall interception (UML kernel process)"], 1.0)
+        self.assertEqual(sm["layers"]["FUSE core"], 0.5)
+        self.assertEqual(sm["driver_submitted"], {"sync.0": 3})
+
+
 class BreakdownStep(unittest.TestCase):
     def test_default_and_no_perf(self):
         which = bench.shutil.which
@@ -198,6 +261,21 @@ class BreakdownStep(unittest.TestCase):
         self.assertEqual(bd["cases"], [])
         with self.assertRaises(ValueError):
             bench.Settings({"BENCH_BREAKDOWN": "yes"})
+        with self.assertRaises(ValueError):
+            bench.Settings({"BENCH_BREAKDOWN_BUILD": "some"})
+
+    def test_collect_build(self):
+        with tempfile.TemporaryDirectory() as raw:
+            with open(os.path.join(raw, "breakdown-status"), "w") as f:
+                f.write("status=run\nbuild_status=run\nbuild_command=bench/breakdown.sh --build 6\n"
+                        "build_wall_s=120\n")
+            os.mkdir(os.path.join(raw, "breakdown-build"))
+            with open(os.path.join(raw, "breakdown-build", "summary.json"), "w") as f:
+                json.dump({"tmpfs": {"rounds": 1}}, f)
+            bd = collect.breakdown(raw)
+        self.assertEqual(bd["build"], {"status": "run", "command": "bench/breakdown.sh --build 6",
+                                       "wall_s": "120", "summary": {"tmpfs": {"rounds": 1}}})
+        self.assertNotIn("build_status", bd)
 
 
 class Headline(unittest.TestCase):
