@@ -787,6 +787,13 @@ static void t_populate_memory(void)
 	CHECK(res == pages);
 }
 
+/*
+ * Many chains on one request queue, in batches of 1 to 16 while earlier
+ * ones are still being run by three workers, kicked only when the device's
+ * avail_event asks for it (as a driver does): every chain completes, once,
+ * with its own reply. A kick or a chain lost between a worker finishing the
+ * queue and the next post shows as a chain that never completes.
+ */
 static void t_worker_stress(void)
 {
 	struct fuse_init_in init = { .major = 7, .minor = 41 };
