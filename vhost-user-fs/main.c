@@ -88,6 +88,10 @@ static void usage(FILE *f)
 "  --no-kick-channel      do not offer the per-queue kick channels (the\n"
 "                         project's vhost-user extension, bit 62)\n"
 "  --persistent           keep serving new frontends after a disconnect\n"
+"  --populate-memory      prefault guest memory when it is mapped\n"
+"                         (MADV_POPULATE_WRITE, Linux 5.14+; a warning\n"
+"                         where the host refuses it), so no first write\n"
+"                         to a guest page takes a host page fault\n"
 "  --sandbox=namespace|chroot|none  namespaces and pivot_root into the\n"
 "                         share (default), chroot only, or nothing; the\n"
 "                         first two need root and limit capabilities\n"
@@ -230,6 +234,7 @@ static const struct opt_def opt_defs[] = {
 	STRING("stats-file", stats_file),
 	STRING("trace-file", trace_file),
 	FLAG("no-kick-channel", no_kick_channel),
+	FLAG("populate-memory", populate_memory),
 	FLAG("persistent", persistent),
 	FLAG("debug", debug),
 	UINT("sync-late", sync_late, 0, 1000000),

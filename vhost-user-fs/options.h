@@ -37,6 +37,7 @@ struct options {
 	bool proc_is_cwd;
 	bool allow_devices;		/* MKNOD of block and char devices */
 	bool no_kick_channel;
+	bool populate_memory;		/* prefault guest memory when mapped */
 	enum cache_mode cache;
 	enum sandbox_mode sandbox;
 	enum seccomp_mode seccomp;

@@ -509,6 +509,31 @@ static int queue_map(struct vu_dev *vu, struct vu_queue *vq)
 	return 0;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23	/* Linux 5.14 */
+#endif
+
+/*
+ * --populate-memory: allocate and map every page of a region now, so the
+ * first time the device writes a guest page the host has not allocated
+ * yet costs no page fault inside a request. Best effort: the mapping
+ * stands whatever the host kernel says.
+ */
+static void populate_region(unsigned int i, void *p, size_t len)
+{
+	if (!madvise(p, len, MADV_POPULATE_WRITE)) {
+		fprintf(stderr, "vhost-user-fs: populated region %u (%zu KiB)\n",
+			i, len >> 10);
+		return;
+	}
+	if (errno == EINVAL)
+		fprintf(stderr, "vhost-user-fs: --populate-memory: region %u: the host kernel has no MADV_POPULATE_WRITE (Linux 5.14+); left to fault in\n",
+			i);
+	else
+		fprintf(stderr, "vhost-user-fs: --populate-memory: region %u: %m; left to fault in\n",
+			i);
+}
+
 static int set_mem_table(struct vu_dev *vu, struct vu_msg *m)
 {
 	struct mem_table nt = { 0 };
@@ -540,6 +565,8 @@ static int set_mem_table(struct vu_dev *vu, struct vu_msg *m)
 			err = -1;
 			break;
 		}
+		if (vu->dev.opt->populate_memory)
+			populate_region(i, p, vr->size + skew);
 		nt.r[i] = (struct mem_region){
 			.gpa = vr->gpa, .size = vr->size, .uva = vr->uva,
 			.host = (uint8_t *)p + skew, .map_base = p,

@@ -405,19 +405,33 @@ def qemu_args(s, name):
     return args + list(configs.get(name, "qemu").run_args)
 
 
+# Device options of every benchmark boot on the reference device (not
+# virtiofsd): guest memory prefaulted when the device maps it, so no boot's
+# figures carry the host page faults of the device's first writes to guest
+# pages (how many pages are fresh differs per boot).
+BENCH_DEV_OPTS = ["--dev-opts", "--populate-memory"]
+
+
+def bench_dev_opts(args):
+    """ARGS with BENCH_DEV_OPTS merged in, unless the device is virtiofsd."""
+    if any(a == "--device" and b == "virtiofsd" for a, b in zip(args, args[1:])):
+        return args
+    return merge_dev_opts(args + BENCH_DEV_OPTS)
+
+
 def boot_args(s, kind, c):
     """(tests/vm/run options, guest-bench.sh options) of one boot."""
     if kind == "main":
-        return merge_dev_opts(uml_args(s, c)), ["--size", s.size, "--workloads", s.workloads]
+        return bench_dev_opts(uml_args(s, c)), ["--size", s.size, "--workloads", s.workloads]
     if kind == "floor":
-        return (merge_dev_opts(uml_args(s, c) + ["--dev-opts", "--cache=never"]),
+        return (bench_dev_opts(uml_args(s, c) + ["--dev-opts", "--cache=never"]),
                 ["--size", s.size, "--workloads", "floor"])
     if kind == "probe":
         name, pin = c.split("/pin", 1)
-        return merge_dev_opts(uml_args(s, name, pin)), ["--size", "quick", "--workloads", s.probe_workloads]
+        return bench_dev_opts(uml_args(s, name, pin)), ["--size", "quick", "--workloads", s.probe_workloads]
     if kind == "qemu":
-        return qemu_args(s, c), ["--size", s.qemu_size, "--workloads", s.qemu_workloads]
-    return merge_dev_opts(uml_args(s, c)), ["--size", s.smp_size, "--workloads", s.smp_workloads]
+        return bench_dev_opts(qemu_args(s, c)), ["--size", s.qemu_size, "--workloads", s.qemu_workloads]
+    return bench_dev_opts(uml_args(s, c)), ["--size", s.smp_size, "--workloads", s.smp_workloads]
 
 
 def boot(s, ctx, i, kind, c, r):
@@ -542,6 +556,19 @@ def run_build_breakdown(s, ctx):
 
 # ---------------------------------------------------------------- environment
 
+def device_env():
+    """The env's lines on the reference device's options."""
+    return (
+        ("device", "vhost-user-fs/vhost-user-fs, options from tests/vm/run: "
+         "--request-queues=<vCPUs> --sync-queues=<vCPUs> (UML: 1 and 1), and from make bench: "
+         "%s; device defaults otherwise (cache=auto, no writeback, 1 worker); "
+         "floor boots add --cache=never" % BENCH_DEV_OPTS[1]),
+        ("device_memory", "prefaulted by the reference device when it maps it at "
+         "VHOST_USER_SET_MEM_TABLE (--populate-memory, MADV_POPULATE_WRITE) on every boot "
+         "of it; not on virtiofsd"),
+    )
+
+
 def environment(s, ctx):
     """The run's env file: KEY=VALUE lines for the report."""
     with open("/proc/cpuinfo") as f:
@@ -573,9 +600,7 @@ def environment(s, ctx):
         ("share_dir", share_fs(s.share_dir)),
         ("repeats", s.repeats), ("order", s.order), ("seed", s.seed), ("mem_mb", s.mem), ("build", s.build), ("make_dir", s.make_dir),
         ("tarball", tarball_line(ctx["tarball"])),
-        ("device", "vhost-user-fs/vhost-user-fs, options from tests/vm/run: "
-         "--request-queues=<vCPUs> --sync-queues=<vCPUs> (UML: 1 and 1), device defaults otherwise "
-         "(cache=auto, no writeback, 1 worker); floor boots add --cache=never"),
+    ) + device_env() + (
         ("command", s.command()),
         ("wall_s", str(int(time.time() - ctx["t_start"]))),
     )

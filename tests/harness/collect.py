@@ -4,7 +4,8 @@
 RAWDIR holds manifest.jsonl (one line per boot, written by bench.py), env
 (KEY=VALUE lines) and, per boot, the directory tests/vm/run --results left
 (out, status, driver-stats, dev-stats, cmd-time, dmesg, pinning,
-cpu-times, cmdline, device.log: its lines of the threads' affinity) and ID.stderr.
+cpu-times, cmdline, device.log: its lines of the threads' affinity and of
+--populate-memory) and ID.stderr.
 """
 import glob
 import json
@@ -85,6 +86,10 @@ def run_record(raw, m):
     # the device's own pinning, read back (--pin-sync, --pin-workers)
     m["device_affinity"] = [ln.split(": ", 1)[1] for ln in text("device.log").splitlines()
                             if ln.startswith("vhost-user-fs: ") and ": CPUs " in ln]
+    # what the device did with guest memory (--populate-memory)
+    m["device_memory"] = [ln.split(": ", 1)[1] for ln in text("device.log").splitlines()
+                          if ln.startswith(("vhost-user-fs: populated region ",
+                                            "vhost-user-fs: --populate-memory: "))]
     mv = re.search(r"Linux version (\S+)", text("dmesg"))
     m["guest_kernel"] = mv.group(1) if mv else None
     m["cmdline"] = text("cmdline").strip()

@@ -20,6 +20,7 @@ Every figure in the report is computed here from the JSON: medians, minima
 and maxima over the repeats, and ratios of medians. The entry point is
 bench/report.py.
 """
+import collections
 import html
 import json
 import os
@@ -74,7 +75,8 @@ ENV_ROWS = (("date", "date (UTC)"), ("host", "host"), ("host_kernel", "host kern
             ("driver_version", "driver (`git describe`)"),
             ("uml_flavor", "UML kernel flavor"), ("uml_fragments", "UML config fragments"),
             ("qemu_version", "QEMU"), ("fio_version", "fio"), ("gcc_version", "gcc"),
-            ("device", "device"), ("pin", "pinning (taskset -c, device and UML on one list)"),
+            ("device", "device"), ("device_memory", "guest memory on the reference device"),
+            ("pin", "pinning (taskset -c, device and UML on one list)"),
             ("share_dir", "shares' host directory (file system, `stat -f`; BENCH_SHARE_DIR)"),
             ("mem_mb", "UML guest memory, MB"), ("size", "UML workload sizes (BENCH_SIZE)"),
             ("qemu_size", "QEMU workload sizes"), ("repeats", "boots per configuration"),
@@ -337,7 +339,34 @@ class Report:
                    "them); within a repeat the order is %s (BENCH_ORDER). The boots' order is "
                    "their number in the JSON's run ids." % order)
             self.p("")
+        self.device_memory()
         self.layouts()
+
+    def device_memory(self):
+        """What each boot's reference device logged of --populate-memory."""
+        boots = []
+        for r in self.runs:
+            c = configs.CONFIGS.get(r["config"].split("/pin", 1)[0])
+            if ("device_memory" not in r or r["rc"] != 0 or not c or c.guest_driver == "tmpfs"
+                    or "virtiofsd" in c.run_args):
+                continue
+            boots.append(r)
+        if not boots:
+            return
+        logged, missing = collections.Counter(), collections.Counter()
+        for r in boots:
+            if r["device_memory"]:
+                logged["; ".join(r["device_memory"])] += 1
+            else:
+                missing[r["config"]] += 1
+        text = ("Guest memory prefaulted (device `--populate-memory`, its log): %d of %d boots "
+                "on the reference device logged it" % (sum(logged.values()), len(boots)))
+        if logged:
+            text += ": " + "; ".join("`%s` (%d)" % kv for kv in sorted(logged.items()))
+        if missing:
+            text += "; not logged: " + ", ".join("`%s` (%d)" % kv for kv in sorted(missing.items()))
+        self.p(text + ".")
+        self.p("")
 
     def layouts(self):
         """The pinning layouts of the UML configurations in this run."""

@@ -99,3 +99,37 @@ class SmpPinning(unittest.TestCase):
         args = bench.uml_args(bench.Settings({"BENCH_SMP_PIN_VCPUS": ""}), "smp-intree")
         self.assertNotIn("--pin-vcpus", args)
         self.assertNotIn("--pin-vcpus", bench.uml_args(bench.Settings({}), "intree"))
+
+
+class PopulateMemory(unittest.TestCase):
+    """Every boot on the reference device prefaults guest memory (device
+    --populate-memory), and the env says so."""
+    REFERENCE = (("main", "intree"), ("main", "ours-sync"), ("main", "ours-sync-inband"),
+                 ("main", "ours-sync-faithful"), ("floor", "intree"), ("probe", "intree/pin0:1"),
+                 ("smp", "smp-intree"), ("smp", "smp-ours-sync-inband"),
+                 ("qemu", "q-intree"), ("qemu", "q-ours"))
+
+    def dev_opts(self, kind, c):
+        args = bench.boot_args(bench.Settings({}), kind, c)[0]
+        # tests/vm/run keeps only the last --dev-opts of a share
+        opts = [args[i + 1] for i, a in enumerate(args) if a == "--dev-opts"]
+        self.assertLessEqual(len(opts), 1, args)
+        return opts[0].split() if opts else []
+
+    def test_every_reference_device_boot_passes_it(self):
+        for kind, c in self.REFERENCE:
+            self.assertIn("--populate-memory", self.dev_opts(kind, c), (kind, c))
+        # and keeps the options of its configuration
+        self.assertIn("--no-kick-channel", self.dev_opts("main", "ours-sync-inband"))
+        self.assertIn("--cache=never", self.dev_opts("floor", "intree"))
+        self.assertTrue([o for o in self.dev_opts("main", "ours-sync-faithful")
+                         if o.startswith("--pin-sync=")])
+
+    def test_not_to_virtiofsd(self):
+        for c in ("q-intree-virtiofsd", "q-ours-virtiofsd"):
+            self.assertNotIn("--populate-memory", self.dev_opts("qemu", c))
+
+    def test_env_records_it(self):
+        env = dict(bench.device_env())
+        self.assertIn("--populate-memory", env["device_memory"])
+        self.assertIn("--populate-memory", env["device"])

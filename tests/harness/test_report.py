@@ -298,3 +298,40 @@ class Headline(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class DeviceMemory(unittest.TestCase):
+    """The env's device_memory line, and what each boot's device logged of
+    --populate-memory (collect.run_record from device.log)."""
+    def test_env_row_and_per_boot_lines(self):
+        d = data(with_smp=False)
+        d["env"].update(bench.device_env())
+        logged = ["populated region 0 (524288 KiB)"]
+        for r in d["runs"]:
+            r["device_memory"] = logged if r["config"] != "ours-async" else []
+        text = rendered(d)
+        self.assertIn("| guest memory on the reference device | prefaulted by the reference "
+                      "device", text)
+        self.assertIn("Guest memory prefaulted (device `--populate-memory`, its log): 8 of 10 "
+                      "boots on the reference device logged it: `populated region 0 (524288 KiB)` "
+                      "(8); not logged: `ours-async` (2).", text)
+        for r in d["runs"]:
+            r["device_memory"] = logged
+        self.assertIn("Guest memory prefaulted (device `--populate-memory`, its log): 10 of 10 "
+                      "boots on the reference device logged it: `populated region 0 (524288 KiB)` "
+                      "(10).", rendered(d))
+
+    def test_collected_from_the_device_log(self):
+        with tempfile.TemporaryDirectory() as t:
+            d = os.path.join(t, "runs", "x", "001")
+            os.makedirs(d)
+            with open(os.path.join(d, "device.log"), "w") as f:
+                f.write("vhost-user-fs: listening\n"
+                        "vhost-user-fs: populated region 0 (4096 KiB)\n"
+                        "vhost-user-fs: --populate-memory: region 1: the host kernel has "
+                        "no MADV_POPULATE_WRITE (Linux 5.14+); left to fault in\n")
+            m = collect.run_record(os.path.join(t, "runs", "x"), {"id": "001", "dir": d})
+        self.assertEqual(m["device_memory"], [
+            "populated region 0 (4096 KiB)",
+            "--populate-memory: region 1: the host kernel has no MADV_POPULATE_WRITE "
+            "(Linux 5.14+); left to fault in"])

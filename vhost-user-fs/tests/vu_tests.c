@@ -748,6 +748,46 @@ static uint64_t submit_slot(unsigned int slot)
 }
 
 /*
+ * A fresh guest memory table under EXTRA's options: how many of its pages
+ * are resident (mincore of our own mapping of the same memfd) right after
+ * the device acknowledged SET_MEM_TABLE, before anything wrote them.
+ */
+static void resident_after_mem_table(const char *extra, unsigned int *res)
+{
+	uint64_t f = (1ULL << 32) | (1ULL << 30) | (1ULL << 1);
+	struct { uint32_t n, pad; uint64_t gpa, size, uva, off; } mt = {
+		1, 0, MEM_GPA, MEM_SIZE, MEM_GPA, 0 };
+	static unsigned char vec[MEM_SIZE / 4096];
+	size_t page = sysconf(_SC_PAGESIZE), i;
+
+	*res = ~0u;
+	restart(extra);
+	CHECK(!test_failed && page >= 4096);
+	CHECK(acked(2, &f, 8, -1) == 0);
+	memfd = memfd_create("guest", MFD_CLOEXEC);
+	CHECK(memfd >= 0 && ftruncate(memfd, MEM_SIZE) == 0);
+	mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	CHECK(mem != MAP_FAILED);
+	CHECK(acked(5, &mt, sizeof(mt), memfd) == 0);
+	CHECK(mincore(mem, MEM_SIZE, vec) == 0);
+	CHECK(kill(daemon_pid, 0) == 0);
+	*res = 0;
+	for (i = 0; i < MEM_SIZE / page; i++)
+		*res += vec[i] & 1;
+}
+
+/* --populate-memory: every page is there once the table is acknowledged. */
+static void t_populate_memory(void)
+{
+	unsigned int pages = MEM_SIZE / sysconf(_SC_PAGESIZE), res;
+
+	resident_after_mem_table("--workers=1", &res);
+	CHECK(res == 0);
+	resident_after_mem_table("--workers=1 --populate-memory", &res);
+	CHECK(res == pages);
+}
+
+/*
  * Many chains on one request queue, in batches of 1 to 16 while earlier
  * ones are still being run by three workers, kicked only when the device's
  * avail_event asks for it (as a driver does): every chain completes, once,
@@ -1440,6 +1480,7 @@ void vu_tests(const char *daemon)
 	test_run("vhost-user: --pin-sync and --pin-workers, read back", t_pinning);
 	test_run("vhost-user: --pin-sync refuses CPUs it may not use", t_pinning_refused);
 	test_run("vhost-user: EVENT_IDX after the rings: checked again", t_late_event_idx);
+	test_run("vhost-user: --populate-memory prefaults guest memory", t_populate_memory);
 	test_run("vhost-user: many chains on three workers all complete once", t_worker_stress);
 	test_run("vhost-user: a frontend that stops reading is hung up on", t_backend_stall);
 	test_run("sandbox: '..' out of a directory moved off the share", t_moved_dir);
