@@ -227,21 +227,22 @@ static unsigned int vfsync_fuse_add_pages(struct scatterlist *sg,
 
 /*
  * The FUSE_INIT flags offered to the device. With sync queues the driver
- * offers neither FUSE_ASYNC_DIO nor FUSE_ASYNC_READ: with them the FUSE
- * core sends even reads and writes a task waits for as background requests,
- * which never take a sync queue. FUSE_ASYNC_DIO: a waiting task's O_DIRECT
- * reads and writes (fuse_direct_IO(), fuse_async_req_send()).
- * FUSE_ASYNC_READ: page-cache reads, which all go through readahead
- * (fuse_readahead() -> fuse_send_readpages(): fuse_simple_background()
- * with it, fuse_simple_request() without). Without them these are
- * requests the task waits for, and those up to sync_max_bytes complete
- * inside the kick; the task ends them itself (fuse_readpages_end() unlocks
- * the folios after fuse_simple_request() returns).
+ * does not offer FUSE_ASYNC_DIO: with it the FUSE core sends even a
+ * waiting task's O_DIRECT reads and writes (fuse_direct_IO(),
+ * fuse_async_req_send()) as background requests, which never take a sync
+ * queue; without it they are requests the task waits for, and those up to
+ * sync_max_bytes complete inside the kick. FUSE_ASYNC_READ is offered as
+ * the FUSE core asks: page-cache reads go through readahead as background
+ * requests (fuse_readahead() -> fuse_send_readpages() ->
+ * fuse_simple_background()), so that a sequential reader's readahead
+ * windows overlap the device's reads with the reader's copies. Masking it
+ * too made readahead synchronous, one window after another (sequential
+ * read 0.59x of in-tree, 0.99x without the mask).
  */
 u32 vfsync_init_flags(u32 flags, bool sync_queues)
 {
 	if (sync_queues)
-		flags &= ~(FUSE_ASYNC_DIO | FUSE_ASYNC_READ);
+		flags &= ~FUSE_ASYNC_DIO;
 	return flags;
 }
 EXPORT_SYMBOL_IF_KUNIT(vfsync_init_flags);

@@ -350,8 +350,8 @@ forget_batch() {
 }
 t uml:forget-batch forget_batch uml:forget-batch 400
 
-# a task's O_DIRECT I/O and its cold page-cache read complete inside the
-# kick (FUSE_ASYNC_DIO and FUSE_ASYNC_READ not offered)
+# a task's O_DIRECT I/O completes inside the kick (FUSE_ASYNC_DIO not
+# offered); its cold page-cache reads are readahead (FUSE_ASYNC_READ)
 t uml:direct-io-sync "$repo/tests/vm/run" --results "$logs/uml:direct-io-sync.results" \
 	--driver ours --sync on -- "$repo/tests/vm/scenarios/direct-io" sync
 t uml:direct-io-sync0 "$repo/tests/vm/run" --results "$logs/uml:direct-io-sync0.results" \

@@ -248,10 +248,10 @@ static void vfsync_test_eligible(struct kunit *test)
 }
 
 /*
- * FUSE_INIT: with sync queues neither FUSE_ASYNC_DIO nor FUSE_ASYNC_READ
- * is offered (either would make a waiting task's reads background
- * requests); every other flag, and all of them without sync queues, as
- * the FUSE core asked.
+ * FUSE_INIT: with sync queues FUSE_ASYNC_DIO is not offered (it would make
+ * a waiting task's O_DIRECT I/O background requests); every other flag,
+ * FUSE_ASYNC_READ included (readahead stays asynchronous), and all of them
+ * without sync queues, as the FUSE core asked.
  */
 static void vfsync_test_init_flags(struct kunit *test)
 {
@@ -261,7 +261,7 @@ static void vfsync_test_init_flags(struct kunit *test)
 		FUSE_POSIX_LOCKS | FUSE_WRITEBACK_CACHE | FUSE_MAX_PAGES,
 		U32_MAX,
 	};
-	const u32 masked = FUSE_ASYNC_READ | FUSE_ASYNC_DIO;
+	const u32 masked = FUSE_ASYNC_DIO;
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(asks); i++) {
@@ -270,6 +270,8 @@ static void vfsync_test_init_flags(struct kunit *test)
 				asks[i] & ~masked);
 	}
 	KUNIT_EXPECT_EQ(test, vfsync_init_flags(U32_MAX, true) & masked, 0U);
+	KUNIT_EXPECT_EQ(test, vfsync_init_flags(FUSE_ASYNC_READ, true),
+			(u32)FUSE_ASYNC_READ);
 }
 
 struct reply_case {
