@@ -38,6 +38,20 @@ MODULE_PARM_DESC(sync_max_bytes,
 		 "Largest request, in + out bytes including FUSE headers, sent on a sync queue (default: 1052672)");
 
 /*
+ * Background requests (readahead, RELEASE, writeback, asynchronous I/O) are
+ * sent under fc->bg_lock, where nothing may be held for a host operation
+ * or ended. Those up to this size (in + out bytes with headers, and at most
+ * sync_max_bytes) are kicked on a sync queue by a work item of the
+ * submitting CPU (vfsync_submit()); larger ones, readahead windows beyond
+ * a few pages among them, keep the interrupt-driven queues and their
+ * overlap with the reader. 0: no background request takes a sync queue.
+ */
+static unsigned int vfsync_bg_max_bytes = SZ_16K + SZ_4K;
+module_param_named(sync_background_max_bytes, vfsync_bg_max_bytes, uint, 0644);
+MODULE_PARM_DESC(sync_background_max_bytes,
+		 "Largest background request sent on a sync queue from a work item, 0: none (default: 20480)");
+
+/*
  * How long a FORGET may wait for others to share its hiprio message: the
  * device keeps the inode meanwhile. Capped at VFSYNC_FORGET_DELAY_MAX_MS.
  */
@@ -277,6 +291,7 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
 	unsigned int nsg, out_sgs = 0, in_sgs = 0, i, off;
 	struct vfsync_fuse_ctx *ctx;
 	struct scatterlist *sg;
+	unsigned int max;
 	size_t size;
 
 	in_len = fuse_len_args(num_in, (struct fuse_arg *)args->in_args);
@@ -346,11 +361,14 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
 	ctx->buf.in_sgs = in_sgs;
 	ctx->buf.out_bytes = sizeof(req->in.h) + in_len + in_pg_bytes;
 	ctx->buf.in_bytes = reply ? sizeof(req->out.h) + out_len + out_pg_bytes : 0;
-	ctx->buf.sync = vfsync_sync_eligible(req->in.h.opcode,
-					     test_bit(FR_BACKGROUND, &req->flags),
-					     false,
+	/* Every request is larger than 0 bytes: a 0 limit admits none */
+	ctx->buf.defer = test_bit(FR_BACKGROUND, &req->flags);
+	max = READ_ONCE(vfsync_max_bytes);
+	if (ctx->buf.defer)
+		max = min(max, READ_ONCE(vfsync_bg_max_bytes));
+	ctx->buf.sync = vfsync_sync_eligible(req->in.h.opcode, false, false,
 					     (size_t)ctx->buf.out_bytes + ctx->buf.in_bytes,
-					     READ_ONCE(vfsync_max_bytes));
+					     max);
 	ctx->buf.may_block = args->may_block;
 	INIT_LIST_HEAD(&ctx->buf.list);
 	return ctx;
