@@ -351,7 +351,8 @@ forget_batch() {
 t uml:forget-batch forget_batch uml:forget-batch 400
 
 # a task's O_DIRECT I/O completes inside the kick (FUSE_ASYNC_DIO not
-# offered); its cold page-cache reads are readahead (FUSE_ASYNC_READ)
+# offered); its cold page-cache reads are readahead (FUSE_ASYNC_READ): a
+# 4 KiB one on a sync queue from a work item, 256 KiB ones interrupt-driven
 t uml:direct-io-sync "$repo/tests/vm/run" --results "$logs/uml:direct-io-sync.results" \
 	--driver ours --sync on -- "$repo/tests/vm/scenarios/direct-io" sync
 t uml:direct-io-sync0 "$repo/tests/vm/run" --results "$logs/uml:direct-io-sync0.results" \
