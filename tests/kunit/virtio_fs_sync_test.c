@@ -1003,6 +1003,9 @@ static void vfsync_test_engine_repark_race(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&rq->in_flight), 0);
 }
 
+/* Plays fc->bg_lock; static: lockdep keys live in static storage */
+static DEFINE_SPINLOCK(test_bg_lock);
+
 /*
  * Issue 17, item 4: a deferred sync request (a small background request,
  * submitted under fc->bg_lock) is neither kicked nor ended inside
@@ -1014,17 +1017,16 @@ static void vfsync_test_engine_defer(struct kunit *test)
 {
 	struct test_dev *td = test->priv;
 	struct test_buf *a = test_buf(test, TEST_SYNC_OK);
-	DEFINE_SPINLOCK(bg_lock);
 
 	a->buf.defer = true;
 	/* The work is this CPU's: it cannot run while the lock is held */
-	spin_lock(&bg_lock);
+	spin_lock(&test_bg_lock);
 	KUNIT_EXPECT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
 	KUNIT_EXPECT_EQ(test, a->sent, 0U);
 	KUNIT_EXPECT_EQ(test, a->completed, 0U);
 	KUNIT_EXPECT_EQ(test, td->rings[TEST_SYNC].kicks, 0U);
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_REQ].in_flight), 1);
-	spin_unlock(&bg_lock);
+	spin_unlock(&test_bg_lock);
 
 	flush_work(&a->buf.defer_work);
 	KUNIT_EXPECT_EQ(test, a->sent, 1U);
@@ -1049,7 +1051,6 @@ static void vfsync_test_engine_defer_stopped(struct kunit *test)
 	struct test_dev *td = test->priv;
 	struct test_buf *a = test_buf(test, TEST_SYNC_OK);
 	struct test_buf *b = test_buf(test, TEST_SYNC_OK);
-	DEFINE_SPINLOCK(bg_lock);
 	unsigned int i;
 
 	a->buf.defer = true;
@@ -1065,7 +1066,7 @@ static void vfsync_test_engine_defer_stopped(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, background), 0);
 	WRITE_ONCE(td->vqs[TEST_SYNC].test_busy, false);
 
-	spin_lock(&bg_lock);
+	spin_lock(&test_bg_lock);
 	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
 	for (i = 0; i < TEST_NVQS; i++) {
 		spin_lock(&td->vqs[i].lock);
@@ -1073,7 +1074,7 @@ static void vfsync_test_engine_defer_stopped(struct kunit *test)
 		spin_unlock(&td->vqs[i].lock);
 	}
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_REQ].in_flight), 1);
-	spin_unlock(&bg_lock);
+	spin_unlock(&test_bg_lock);
 
 	flush_work(&a->buf.defer_work);
 	KUNIT_EXPECT_EQ(test, a->sent, 0U);
