@@ -40,16 +40,18 @@ MODULE_PARM_DESC(sync_max_bytes,
 /*
  * Background requests (readahead, RELEASE, writeback, asynchronous I/O) are
  * sent under fc->bg_lock, where nothing may be held for a host operation
- * or ended. Those up to this size (in + out bytes with headers, and at most
- * sync_max_bytes) are kicked on a sync queue by a work item of the
- * submitting CPU (vfsync_submit()); larger ones, readahead windows beyond
- * a few pages among them, keep the interrupt-driven queues and their
- * overlap with the reader. 0: no background request takes a sync queue.
+ * or ended. With a limit set, those up to it (in + out bytes with headers,
+ * and at most sync_max_bytes) are kicked on a sync queue by a work item of
+ * the submitting CPU (vfsync_submit()); larger ones, readahead windows
+ * beyond a few pages among them, keep the interrupt-driven queues and
+ * their overlap with the reader. 0, the default: no background request
+ * takes a sync queue (20480, four pages, did not win on every row:
+ * bench/results/2026-12-01-bgsync.md).
  */
-static unsigned int vfsync_bg_max_bytes = SZ_16K + SZ_4K;
+static unsigned int vfsync_bg_max_bytes;
 module_param_named(sync_background_max_bytes, vfsync_bg_max_bytes, uint, 0644);
 MODULE_PARM_DESC(sync_background_max_bytes,
-		 "Largest background request sent on a sync queue from a work item, 0: none (default: 20480)");
+		 "Largest background request sent on a sync queue from a work item, 0: none (default: 0)");
 
 /*
  * How long a FORGET may wait for others to share its hiprio message: the
