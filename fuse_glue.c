@@ -38,6 +38,22 @@ MODULE_PARM_DESC(sync_max_bytes,
 		 "Largest request, in + out bytes including FUSE headers, sent on a sync queue (default: 1052672)");
 
 /*
+ * Background requests (readahead, RELEASE, writeback, asynchronous I/O) are
+ * sent under fc->bg_lock, where nothing may be held for a host operation
+ * or ended. With a limit set, those up to it (in + out bytes with headers,
+ * and at most sync_max_bytes) are kicked on a sync queue by a work item of
+ * the submitting CPU (vfsync_submit()); larger ones, readahead windows
+ * beyond a few pages among them, keep the interrupt-driven queues and
+ * their overlap with the reader. 0, the default: no background request
+ * takes a sync queue (20480, four pages, did not win on every row:
+ * bench/results/2026-12-01-bgsync.md).
+ */
+static unsigned int vfsync_bg_max_bytes;
+module_param_named(sync_background_max_bytes, vfsync_bg_max_bytes, uint, 0644);
+MODULE_PARM_DESC(sync_background_max_bytes,
+		 "Largest background request sent on a sync queue from a work item, 0: none (default: 0)");
+
+/*
  * How long a FORGET may wait for others to share its hiprio message: the
  * device keeps the inode meanwhile. Capped at VFSYNC_FORGET_DELAY_MAX_MS.
  */
@@ -227,21 +243,22 @@ static unsigned int vfsync_fuse_add_pages(struct scatterlist *sg,
 
 /*
  * The FUSE_INIT flags offered to the device. With sync queues the driver
- * offers neither FUSE_ASYNC_DIO nor FUSE_ASYNC_READ: with them the FUSE
- * core sends even reads and writes a task waits for as background requests,
- * which never take a sync queue. FUSE_ASYNC_DIO: a waiting task's O_DIRECT
- * reads and writes (fuse_direct_IO(), fuse_async_req_send()).
- * FUSE_ASYNC_READ: page-cache reads, which all go through readahead
- * (fuse_readahead() -> fuse_send_readpages(): fuse_simple_background()
- * with it, fuse_simple_request() without). Without them these are
- * requests the task waits for, and those up to sync_max_bytes complete
- * inside the kick; the task ends them itself (fuse_readpages_end() unlocks
- * the folios after fuse_simple_request() returns).
+ * does not offer FUSE_ASYNC_DIO: with it the FUSE core sends even a
+ * waiting task's O_DIRECT reads and writes (fuse_direct_IO(),
+ * fuse_async_req_send()) as background requests, which never take a sync
+ * queue; without it they are requests the task waits for, and those up to
+ * sync_max_bytes complete inside the kick. FUSE_ASYNC_READ is offered as
+ * the FUSE core asks: page-cache reads go through readahead as background
+ * requests (fuse_readahead() -> fuse_send_readpages() ->
+ * fuse_simple_background()), so that a sequential reader's readahead
+ * windows overlap the device's reads with the reader's copies. Masking it
+ * too made readahead synchronous, one window after another (sequential
+ * read 0.59x of in-tree, 0.99x without the mask).
  */
 u32 vfsync_init_flags(u32 flags, bool sync_queues)
 {
 	if (sync_queues)
-		flags &= ~(FUSE_ASYNC_DIO | FUSE_ASYNC_READ);
+		flags &= ~FUSE_ASYNC_DIO;
 	return flags;
 }
 EXPORT_SYMBOL_IF_KUNIT(vfsync_init_flags);
@@ -276,6 +293,7 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
 	unsigned int nsg, out_sgs = 0, in_sgs = 0, i, off;
 	struct vfsync_fuse_ctx *ctx;
 	struct scatterlist *sg;
+	unsigned int max;
 	size_t size;
 
 	in_len = fuse_len_args(num_in, (struct fuse_arg *)args->in_args);
@@ -345,11 +363,14 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
 	ctx->buf.in_sgs = in_sgs;
 	ctx->buf.out_bytes = sizeof(req->in.h) + in_len + in_pg_bytes;
 	ctx->buf.in_bytes = reply ? sizeof(req->out.h) + out_len + out_pg_bytes : 0;
-	ctx->buf.sync = vfsync_sync_eligible(req->in.h.opcode,
-					     test_bit(FR_BACKGROUND, &req->flags),
-					     false,
+	/* Every request is larger than 0 bytes: a 0 limit admits none */
+	ctx->buf.defer = test_bit(FR_BACKGROUND, &req->flags);
+	max = READ_ONCE(vfsync_max_bytes);
+	if (ctx->buf.defer)
+		max = min(max, READ_ONCE(vfsync_bg_max_bytes));
+	ctx->buf.sync = vfsync_sync_eligible(req->in.h.opcode, false, false,
 					     (size_t)ctx->buf.out_bytes + ctx->buf.in_bytes,
-					     READ_ONCE(vfsync_max_bytes));
+					     max);
 	ctx->buf.may_block = args->may_block;
 	INIT_LIST_HEAD(&ctx->buf.list);
 	return ctx;

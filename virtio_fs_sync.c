@@ -177,8 +177,9 @@ int vfsync_stats_line(char *buf, size_t size, const char *name,
 		      const struct vfsync_stats *st)
 {
 	return scnprintf(buf, size,
-			 "%s submitted=%llu inline=%llu deferred=%llu fallback=%llu full=%llu bad_reply=%llu busy=%llu\n",
+			 "%s submitted=%llu bg=%llu inline=%llu deferred=%llu fallback=%llu full=%llu bad_reply=%llu busy=%llu\n",
 			 name, (u64)atomic64_read(&st->submitted),
+			 (u64)atomic64_read(&st->background),
 			 (u64)atomic64_read(&st->inline_done),
 			 (u64)atomic64_read(&st->deferred),
 			 (u64)atomic64_read(&st->fallback),
@@ -857,6 +858,8 @@ static int vfsync_submit_sync(struct vfsync_dev *fs, struct vfsync_buf *buf)
 	vfsync_inc_in_flight(fsvq);
 	fsvq->outstanding++;
 	vfsync_count(fsvq, submitted);
+	if (buf->defer)
+		vfsync_count(fsvq, background);
 
 	/*
 	 * No interrupt for what completes inside the kick, even while an
@@ -881,10 +884,68 @@ out_unlock:
 }
 
 /*
+ * A deferred sync request (->defer): kick the sync queue of the CPU this
+ * work runs on (the submitter's, unless that one went offline meanwhile;
+ * vfsync_submit_sync() picks the queue with preemption disabled) and end
+ * what it reaps here, without the submitter's locks. A busy or stopped
+ * sync queue sends it to a request queue, as vfsync_submit() does; a
+ * stopped request queue fails it. Only then is the deferral's count on
+ * @held dropped, the last touch of @held.
+ */
+static void vfsync_defer_work(struct work_struct *work)
+{
+	struct vfsync_buf *buf = container_of(work, struct vfsync_buf,
+					      defer_work);
+	struct vfsync_vq *held = buf->fsvq;
+	struct vfsync_dev *fs = held->fs;
+	int ret;
+
+	ret = vfsync_submit_sync(fs, buf);
+	if (ret == -EAGAIN)
+		ret = vfsync_enqueue(&fs->vqs[fs->req_map[raw_smp_processor_id()]],
+				     buf);
+	if (ret) {
+		pr_err_ratelimited("sending a deferred request failed: %d\n",
+				   ret);
+		buf->ops->fail(buf, ret);
+	}
+	vfsync_dec_in_flight(held);
+}
+
+/*
+ * Hand a deferred sync request to defer_work on this CPU (system_highpri_wq
+ * is per CPU; a CPU going offline hands its pending work to another). Until
+ * defer_work has sent it on, it counts as in flight on the request queue it
+ * would take otherwise, @fsvq, taken under the lock that stopping the queue
+ * takes: a disconnect or removal that stopped the queue waits for it in
+ * its drain, and defer_work then finds the queues stopped and fails it.
+ */
+static int vfsync_defer(struct vfsync_dev *fs, struct vfsync_buf *buf)
+{
+	struct vfsync_vq *fsvq = &fs->vqs[fs->req_map[raw_smp_processor_id()]];
+	bool connected;
+
+	spin_lock(&fsvq->lock);
+	connected = fsvq->connected;
+	if (connected)
+		vfsync_inc_in_flight(fsvq);
+	spin_unlock(&fsvq->lock);
+	if (!connected)
+		return -ENOTCONN;
+
+	buf->fsvq = fsvq;
+	INIT_WORK(&buf->defer_work, vfsync_defer_work);
+	queue_work(system_highpri_wq, &buf->defer_work);
+	return 0;
+}
+
+/*
  * Send a request. Called from the FUSE side's submission hook, possibly
  * under its locks (fc->bg_lock for background requests): never sleeps and
- * never ends a request. Returns 0 when the buffer is on a queue (or parked
- * for a retry), else an error and the caller still owns @buf.
+ * never ends a request. A sync request marked ->defer (its submitter may
+ * hold such locks) is kicked by a work item instead. Returns 0 when the
+ * buffer is on a queue (or parked for a retry, or deferred), else an error
+ * and the caller still owns @buf.
  */
 int vfsync_submit(struct vfsync_dev *fs, struct vfsync_buf *buf)
 {
@@ -894,6 +955,8 @@ int vfsync_submit(struct vfsync_dev *fs, struct vfsync_buf *buf)
 	/* Without indirect descriptors a buffer needs a ring slot per entry */
 	if (buf->sync && fs->num_sync_queues &&
 	    buf->out_sgs + buf->in_sgs <= fs->sync_queue_size) {
+		if (buf->defer)
+			return vfsync_defer(fs, buf);
 		ret = vfsync_submit_sync(fs, buf);
 		if (ret != -EAGAIN)
 			return ret;

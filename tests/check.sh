@@ -350,10 +350,15 @@ forget_batch() {
 }
 t uml:forget-batch forget_batch uml:forget-batch 400
 
-# a task's O_DIRECT I/O and its cold page-cache read complete inside the
-# kick (FUSE_ASYNC_DIO and FUSE_ASYNC_READ not offered)
+# a task's O_DIRECT I/O completes inside the kick (FUSE_ASYNC_DIO not
+# offered); its cold page-cache reads are readahead (FUSE_ASYNC_READ): with
+# sync_background_max_bytes set a 4 KiB one on a sync queue from a work
+# item, 256 KiB ones interrupt-driven; by default (0) all interrupt-driven
 t uml:direct-io-sync "$repo/tests/vm/run" --results "$logs/uml:direct-io-sync.results" \
-	--driver ours --sync on -- "$repo/tests/vm/scenarios/direct-io" sync
+	--driver ours --sync on --module-param sync_background_max_bytes=20480 \
+	-- "$repo/tests/vm/scenarios/direct-io" sync
+t uml:direct-io-sync-nobg "$repo/tests/vm/run" --results "$logs/uml:direct-io-sync-nobg.results" \
+	--driver ours --sync on -- "$repo/tests/vm/scenarios/direct-io" sync-nobg
 t uml:direct-io-sync0 "$repo/tests/vm/run" --results "$logs/uml:direct-io-sync0.results" \
 	--driver ours --sync off -- "$repo/tests/vm/scenarios/direct-io" async
 

@@ -36,7 +36,7 @@ PROG = "tests/vm/run"
 VIRTIOFSD = "/usr/lib/qemu/virtiofsd"
 # What fails a run whatever CMD said (tests/vm/run's contract; GUIDE.md).
 SPLAT_RE = re.compile(
-    r"WARNING:|BUG:|Oops|INFO: possible|INFO: inconsistent|possible circular locking|"
+    r"WARNING:|BUG:|Oops|INFO: possible|INFO: inconsistent|INFO: trying to register|possible circular locking|"
     r"scheduling while atomic|sleeping function called from invalid context|"
     r"unreferenced object|general protection fault|Kernel panic|UBSAN:|KASAN:")
 # How long the guest's process tree is sampled for its pinning (in steps

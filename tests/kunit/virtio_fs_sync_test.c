@@ -248,10 +248,10 @@ static void vfsync_test_eligible(struct kunit *test)
 }
 
 /*
- * FUSE_INIT: with sync queues neither FUSE_ASYNC_DIO nor FUSE_ASYNC_READ
- * is offered (either would make a waiting task's reads background
- * requests); every other flag, and all of them without sync queues, as
- * the FUSE core asked.
+ * FUSE_INIT: with sync queues FUSE_ASYNC_DIO is not offered (it would make
+ * a waiting task's O_DIRECT I/O background requests); every other flag,
+ * FUSE_ASYNC_READ included (readahead stays asynchronous), and all of them
+ * without sync queues, as the FUSE core asked.
  */
 static void vfsync_test_init_flags(struct kunit *test)
 {
@@ -261,7 +261,7 @@ static void vfsync_test_init_flags(struct kunit *test)
 		FUSE_POSIX_LOCKS | FUSE_WRITEBACK_CACHE | FUSE_MAX_PAGES,
 		U32_MAX,
 	};
-	const u32 masked = FUSE_ASYNC_READ | FUSE_ASYNC_DIO;
+	const u32 masked = FUSE_ASYNC_DIO;
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(asks); i++) {
@@ -270,6 +270,8 @@ static void vfsync_test_init_flags(struct kunit *test)
 				asks[i] & ~masked);
 	}
 	KUNIT_EXPECT_EQ(test, vfsync_init_flags(U32_MAX, true) & masked, 0U);
+	KUNIT_EXPECT_EQ(test, vfsync_init_flags(FUSE_ASYNC_READ, true),
+			(u32)FUSE_ASYNC_READ);
 }
 
 struct reply_case {
@@ -485,6 +487,7 @@ static void vfsync_test_stats_line(struct kunit *test)
 	memset(name, 'q', sizeof(name) - 1);
 	name[sizeof(name) - 1] = '\0';
 	atomic64_set(&st.submitted, -1);
+	atomic64_set(&st.background, -1);
 	atomic64_set(&st.inline_done, -1);
 	atomic64_set(&st.deferred, -1);
 	atomic64_set(&st.fallback, -1);
@@ -498,6 +501,7 @@ static void vfsync_test_stats_line(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, line[n - 1], '\n');
 	KUNIT_EXPECT_NOT_NULL(test, strstr(line, " busy=18446744073709551615\n"));
 	KUNIT_EXPECT_NOT_NULL(test, strstr(line, " submitted=18446744073709551615 "));
+	KUNIT_EXPECT_NOT_NULL(test, strstr(line, " bg=18446744073709551615 "));
 }
 
 /*
@@ -999,6 +1003,88 @@ static void vfsync_test_engine_repark_race(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&rq->in_flight), 0);
 }
 
+/* Plays fc->bg_lock; static: lockdep keys live in static storage */
+static DEFINE_SPINLOCK(test_bg_lock);
+
+/*
+ * Issue 17, item 4: a deferred sync request (a small background request,
+ * submitted under fc->bg_lock) is neither kicked nor ended inside
+ * vfsync_submit(): a work item of this CPU kicks the sync queue and ends
+ * it inline, counted as background; until then it holds the request
+ * queue's in-flight count.
+ */
+static void vfsync_test_engine_defer(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct test_buf *a = test_buf(test, TEST_SYNC_OK);
+
+	a->buf.defer = true;
+	/* The work is this CPU's: it cannot run while the lock is held */
+	spin_lock(&test_bg_lock);
+	KUNIT_EXPECT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
+	KUNIT_EXPECT_EQ(test, a->sent, 0U);
+	KUNIT_EXPECT_EQ(test, a->completed, 0U);
+	KUNIT_EXPECT_EQ(test, td->rings[TEST_SYNC].kicks, 0U);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_REQ].in_flight), 1);
+	spin_unlock(&test_bg_lock);
+
+	flush_work(&a->buf.defer_work);
+	KUNIT_EXPECT_EQ(test, a->sent, 1U);
+	KUNIT_EXPECT_EQ(test, a->completed, 1U);
+	KUNIT_EXPECT_EQ(test, a->failed, 0U);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, inline_done), 1);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, background), 1);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_REQ, submitted), 0);
+	KUNIT_EXPECT_EQ(test, td->rings[TEST_SYNC].irqs, 0U);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_REQ].in_flight), 0);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_SYNC].in_flight), 0);
+}
+
+/*
+ * The queues stop (unmount, removal) while a deferred request waits for
+ * its work: the work fails it once, nothing is sent, and the drain that
+ * follows the stop sees every count at 0 only after that. A busy sync
+ * queue sends it to the request queue instead.
+ */
+static void vfsync_test_engine_defer_stopped(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct test_buf *a = test_buf(test, TEST_SYNC_OK);
+	struct test_buf *b = test_buf(test, TEST_SYNC_OK);
+	unsigned int i;
+
+	a->buf.defer = true;
+	b->buf.defer = true;
+	WRITE_ONCE(td->vqs[TEST_SYNC].test_busy, true);
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &b->buf), 0);
+	flush_work(&b->buf.defer_work);
+	flush_work(&td->vqs[TEST_REQ].done_work);
+	KUNIT_EXPECT_EQ(test, b->sent, 1U);
+	KUNIT_EXPECT_EQ(test, b->completed, 1U);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_REQ, submitted), 1);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, busy), 1);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, background), 0);
+	WRITE_ONCE(td->vqs[TEST_SYNC].test_busy, false);
+
+	spin_lock(&test_bg_lock);
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
+	for (i = 0; i < TEST_NVQS; i++) {
+		spin_lock(&td->vqs[i].lock);
+		td->vqs[i].connected = false;
+		spin_unlock(&td->vqs[i].lock);
+	}
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_REQ].in_flight), 1);
+	spin_unlock(&test_bg_lock);
+
+	flush_work(&a->buf.defer_work);
+	KUNIT_EXPECT_EQ(test, a->sent, 0U);
+	KUNIT_EXPECT_EQ(test, a->completed, 0U);
+	KUNIT_EXPECT_EQ(test, a->failed, 1U);
+	KUNIT_EXPECT_EQ(test, a->err, -ENOTCONN);
+	KUNIT_EXPECT_EQ(test, td->rings[TEST_SYNC].kicks, 0U);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_REQ].in_flight), 0);
+}
+
 /*
  * Issue 13, item 4: a device that uses a buffer twice breaks the ring.
  * The driver resets the device and ends what it held with -EIO, so no
@@ -1084,6 +1170,8 @@ static struct kunit_case vfsync_engine_cases[] = {
 	KUNIT_CASE(vfsync_test_engine_park),
 	KUNIT_CASE(vfsync_test_engine_repark_race),
 	KUNIT_CASE(vfsync_test_engine_broken),
+	KUNIT_CASE(vfsync_test_engine_defer),
+	KUNIT_CASE(vfsync_test_engine_defer_stopped),
 	KUNIT_CASE(vfsync_test_engine_floor),
 	{}
 };
