@@ -165,7 +165,12 @@ run_case() {
 	intree) args+=(--driver intree) ;;
 	*) log "unknown configuration $cfg"; return 1 ;;
 	esac
-	[ "$op" = stat ] && args+=(--dev-opts --cache=never)
+	# As make bench boots: guest memory prefaulted (bench/README.md)
+	if [ "$op" = stat ]; then
+		args+=(--dev-opts "--populate-memory --cache=never")
+	else
+		args+=(--dev-opts --populate-memory)
+	fi
 	{
 		echo "config=$cfg op=$op n=$n period_ns=$period uml_period_ns=$uml_period"
 		echo "w1=warm w2=plain w3=perf w4=trace"
@@ -243,9 +248,9 @@ run_build() {
 		--results "$dir/run" --quiet --timeout 1800)
 	case $cfg in
 	tmpfs) args+=(--driver none) ;;
-	ours-sync) args+=(--driver ours --sync on --dev-opts "--trace-file=$dir/devtrace") ;;
-	ours-async) args+=(--driver ours --sync off --dev-opts "--trace-file=$dir/devtrace") ;;
-	intree) args+=(--driver intree --dev-opts "--trace-file=$dir/devtrace") ;;
+	ours-sync) args+=(--driver ours --sync on --dev-opts "--populate-memory --trace-file=$dir/devtrace") ;;
+	ours-async) args+=(--driver ours --sync off --dev-opts "--populate-memory --trace-file=$dir/devtrace") ;;
+	intree) args+=(--driver intree --dev-opts "--populate-memory --trace-file=$dir/devtrace") ;;
 	*) log "unknown configuration $cfg"; return 1 ;;
 	esac
 	{
@@ -342,7 +347,7 @@ if [ $do_opmix = 1 ]; then
 			d=$out/opmix-$cfg-$op
 			mkdir -p "$d"
 			touch "$d/go.1" "$d/ack.1"
-			o="--trace-file=$d/devtrace"
+			o="--populate-memory --trace-file=$d/devtrace"
 			[ "$op" = stat ] && o="--cache=never $o"
 			s=on
 			[ $cfg = ours-async ] && s=off
