@@ -122,3 +122,25 @@ class Initramfs(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ReferenceDevice(unittest.TestCase):
+    def test_stale_binary_is_rebuilt(self):
+        # A binary older than its source, as after a pull: a boot must not
+        # run it (make bench once ran every boot on a device that predated
+        # an option the harness passed).
+        with tempfile.TemporaryDirectory() as repo:
+            src = os.path.join(repo, "vhost-user-fs")
+            os.mkdir(src)
+            with open(os.path.join(src, "Makefile"), "w") as f:
+                f.write("vhost-user-fs: main.c\n\tcp main.c vhost-user-fs\n")
+            binary = os.path.join(src, "vhost-user-fs")
+            with open(binary, "w") as f:
+                f.write("old\n")
+            os.chmod(binary, 0o755)
+            os.utime(binary, (1, 1))
+            with open(os.path.join(src, "main.c"), "w") as f:
+                f.write("new\n")
+            self.assertEqual(vm.build_reference_device(repo), binary)
+            with open(binary) as f:
+                self.assertEqual(f.read(), "new\n")

@@ -187,14 +187,24 @@ def run_tool_or_fail(argv, message, **kwargs):
     return out
 
 
+def build_reference_device(repo):
+    """Bring REPO's vhost-user-fs binary up to date with its sources (make
+    is incremental: a no-op when it is), so a boot never runs a device
+    older than the tree. Under a lock on its Makefile: boots started side
+    by side must not build in one directory at once."""
+    src = os.path.join(repo, "vhost-user-fs")
+    with open(os.path.join(src, "Makefile")) as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        rc, _ = proc.run_tool(["make", "-s", "-C", src], stdout=2)
+    if rc != 0:
+        bad("cannot build the reference device")
+    return os.path.join(src, "vhost-user-fs")
+
+
 def reference_device_argv(run, share):
     """The reference device (vhost-user-fs) of a share."""
     opts, repo = run.opts, run.repo
-    binary = os.path.join(repo, "vhost-user-fs", "vhost-user-fs")
-    if not os.access(binary, os.X_OK):
-        rc, _ = proc.run_tool(["make", "-s", "-C", os.path.join(repo, "vhost-user-fs")], stdout=2)
-        if rc != 0:
-            bad("cannot build the reference device")
+    binary = build_reference_device(repo)
     argv = [binary, "--socket-path=" + run.path("share.sock" + share.suffix),
             "--shared-dir=" + share.dir, "--tag=" + share.tag,
             "--request-queues=" + share.queues, "--sync-queues=" + share.sync_queues,
