@@ -124,6 +124,22 @@ class GoalFigures(unittest.TestCase):
         self.assertAlmostEqual(a["ratio"], 99.5 / 100.5, places=4)  # unlink minus the pair, +1 us
         self.assertEqual(a["met"], True)
 
+    def test_faithful_layout_goals(self):
+        d = data()
+        for i in range(2):
+            d["runs"].append(main_run("ours-sync-faithful", 10 + i, 25 + i, 40.0 + i, 7.0 + i))
+        g = rep(d).goal_figures()
+        um = goal(g, "unlink mean (ours-sync-faithful)")
+        self.assertAlmostEqual(um["ratio"], 25.5 / 100.5, places=4)
+        self.assertIn("ours-sync-faithful vs intree", um["detail"])
+        b = goal(g, "build, make elapsed (ours-sync-faithful)")
+        self.assertAlmostEqual(b["ratio"], 7.5 / 10.5, places=4)
+        self.assertEqual(b["met"], True)
+        self.assertIsNotNone(goal(g, "ours-sync-faithful vs in-tree, every row")["ratio"])
+        # ours-sync's own lines are unchanged, and a run without it has none
+        self.assertAlmostEqual(goal(g, "build")["ratio"], 9.5 / 10.5, places=4)
+        self.assertFalse([x for x in rep(data()).goal_figures() if "faithful" in x["figure"]])
+
     def test_missing_rows_are_not_measured(self):
         g = rep(data(with_smp=False)).goal_figures()
         fn = goal(g, "fio one job per vCPU, read")
