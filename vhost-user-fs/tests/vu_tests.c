@@ -268,19 +268,26 @@ static void t_config(void)
 	CHECK(*(uint32_t *)(r.cfg + 44) == 1);		/* sync queues */
 }
 
-static void t_setup_rings(void)
+/* The guest's memory: one memfd region at MEM_GPA, sent in SET_MEM_TABLE. */
+static void set_guest_memory(void)
 {
-	uint64_t f = (1ULL << 32) | (1ULL << 29) | (1ULL << 30) | (1ULL << 1);
 	struct { uint32_t n, pad; uint64_t gpa, size, uva, off; } mt = {
 		1, 0, MEM_GPA, MEM_SIZE, MEM_GPA, 0 };
-	unsigned int q;
 
-	CHECK(acked(2, &f, 8, -1) == 0);
 	memfd = memfd_create("guest", MFD_CLOEXEC);
 	CHECK(memfd >= 0 && ftruncate(memfd, MEM_SIZE) == 0);
 	mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
 	CHECK(mem != MAP_FAILED);
 	CHECK(acked(5, &mt, sizeof(mt), memfd) == 0);
+}
+
+static void t_setup_rings(void)
+{
+	uint64_t f = (1ULL << 32) | (1ULL << 29) | (1ULL << 30) | (1ULL << 1);
+	unsigned int q;
+
+	CHECK(acked(2, &f, 8, -1) == 0);
+	set_guest_memory();
 	for (q = 0; q < 3; q++) {
 		struct vq v = vq_of(q);
 		uint32_t st[2] = { q, QSIZE }, base[2] = { q, 0 }, en[2] = { q, 1 };
@@ -654,8 +661,6 @@ static void t_late_event_idx(void)
 {
 	uint64_t f = (1ULL << 32) | (1ULL << 30) | (1ULL << 1);
 	uint64_t fev = f | (1ULL << 29);
-	struct { uint32_t n, pad; uint64_t gpa, size, uva, off; } mt = {
-		1, 0, MEM_GPA, MEM_SIZE, MEM_GPA, 0 };
 	uint32_t used_off = MEM_SIZE - (4 + 8 * QSIZE);
 	struct vring_used *used;
 	struct fuse_init_in init = { .major = 7, .minor = 41 };
@@ -665,11 +670,7 @@ static void t_late_event_idx(void)
 	restart("--workers=1");
 	CHECK(!test_failed);
 	CHECK(acked(2, &f, 8, -1) == 0);
-	memfd = memfd_create("guest", MFD_CLOEXEC);
-	CHECK(memfd >= 0 && ftruncate(memfd, MEM_SIZE) == 0);
-	mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
-	CHECK(mem != MAP_FAILED);
-	CHECK(acked(5, &mt, sizeof(mt), memfd) == 0);
+	set_guest_memory();
 	used = (struct vring_used *)(mem + used_off);
 	for (q = 0; q < 3; q++) {
 		struct vq v = vq_of(q);
@@ -755,8 +756,6 @@ static uint64_t submit_slot(unsigned int slot)
 static void resident_after_mem_table(const char *extra, unsigned int *res)
 {
 	uint64_t f = (1ULL << 32) | (1ULL << 30) | (1ULL << 1);
-	struct { uint32_t n, pad; uint64_t gpa, size, uva, off; } mt = {
-		1, 0, MEM_GPA, MEM_SIZE, MEM_GPA, 0 };
 	static unsigned char vec[MEM_SIZE / 4096];
 	size_t page = sysconf(_SC_PAGESIZE), i;
 
@@ -764,11 +763,7 @@ static void resident_after_mem_table(const char *extra, unsigned int *res)
 	restart(extra);
 	CHECK(!test_failed && page >= 4096);
 	CHECK(acked(2, &f, 8, -1) == 0);
-	memfd = memfd_create("guest", MFD_CLOEXEC);
-	CHECK(memfd >= 0 && ftruncate(memfd, MEM_SIZE) == 0);
-	mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
-	CHECK(mem != MAP_FAILED);
-	CHECK(acked(5, &mt, sizeof(mt), memfd) == 0);
+	set_guest_memory();
 	CHECK(mincore(mem, MEM_SIZE, vec) == 0);
 	CHECK(kill(daemon_pid, 0) == 0);
 	*res = 0;
