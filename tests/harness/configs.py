@@ -39,6 +39,10 @@ _UML = (
      ("--driver", "none"), "tmpfs", False, "#7f7f7f"),
     ("intree", "in-tree virtiofs on the reference device",
      ("--driver", "intree"), "virtiofs", False, "#1f77b4"),
+    ("intree-again", "in-tree virtiofs on the reference device again, booted as a configuration "
+     "of its own: the A/A control (intree-again vs intree is what the run's noise alone makes "
+     "of a ratio)",
+     ("--driver", "intree"), "virtiofs", False, "#aec7e8"),
     ("ours-async", "virtio_fs_sync with sync=0 (the interrupt-driven path)",
      ("--driver", "ours", "--sync", "off"), "virtio_fs_sync", False, "#ff7f0e"),
     ("ours-sync", "virtio_fs_sync with the sync queues the device offers",
@@ -97,7 +101,8 @@ DEFAULTS = {
 }
 RATIOS = {
     "uml": (("ours-sync", "intree"), ("ours-sync", "ours-async"), ("ours-async", "intree"),
-            ("ours-sync-faithful", "intree"), ("ours-sync-faithful", "ours-sync")),
+            ("ours-sync-faithful", "intree"), ("ours-sync-faithful", "ours-sync"),
+            ("intree-again", "intree")),
     "qemu": (("q-ours", "q-intree"), ("q-intree", "q-intree-virtiofsd")),
     "smp": (("smp-ours-sync", "smp-intree"), ("smp-ours-sync", "smp-ours-sync-inband")),
 }

@@ -52,7 +52,8 @@ both /proc/stat and getrusage), so in UML only user + system means anything."""
 CONFIG_TEXT = """Configurations (same device binary, same share, one boot each per repeat,
 repeats interleaved): `tmpfs` = guest tmpfs, no virtio-fs (the ceiling);
 `intree` = in-tree virtiofs on the reference device (UML has one vCPU, so one
-request queue: intree-1q and intree-mq are the same here); `ours-async` =
+request queue: intree-1q and intree-mq are the same here); `intree-again` =
+`intree` booted again as a configuration of its own (the A/A control); `ours-async` =
 virtio_fs_sync with `sync=0`; `ours-sync` = virtio_fs_sync with the sync queue
 the device offers. The reference device offers `VIRTIO_FS_F_SYNC` in every
 run; only `ours-sync` accepts it. Floor boots start the device with
@@ -110,6 +111,11 @@ KIND_ORDER = {"main": 0, "floor": 1, "probe": 2, "qemu": 3}
 # The configuration of the faithful layout: goal_figures() repeats the UML
 # goals for it when a run has it.
 FAITHFUL = "ours-sync-faithful"
+
+# The A/A control (configs.py): in-tree booted again as a configuration of
+# its own. goal_figures() gives its every-row figure beside the goals, so a
+# reader sees how far from 1.00x the run's noise alone puts a ratio.
+CONTROL = "intree-again"
 
 # Rows the "every row" goals leave out: they do not measure the file system
 # (the syscall and clock costs, the dispersion of the unlink latencies).
@@ -991,6 +997,11 @@ class Report:
             one("build, make elapsed" + tail, uml, "build", "make elapsed, s", FAITHFUL, "intree",
                 "≤", 0.80)
             goals.append(self.every_row(uml, FAITHFUL, "intree", FAITHFUL + " vs in-tree, every row"))
+        if CONTROL in self.groups["uml"]:
+            g = self.every_row(uml, CONTROL, "intree", CONTROL + " vs in-tree, every row")
+            g.update(goal="none: the A/A control (the same driver and device)", met=None,
+                     control=True)
+            goals.append(g)
         return goals
 
     def every_row(self, uml, a, b, name):
@@ -1033,11 +1044,22 @@ class Report:
         p("")
         p("| goal figure | goal | measured | spread | verdict | rows |")
         p("| --- | --- | --- | --- | --- | --- |")
-        for g in self.goal_figures():
+        goals = self.goal_figures()
+        for g in goals:
             p("| %s | %s | %s | %s | %s | %s |" % (
                 g["figure"], g["goal"], "%.2f×" % g["ratio"] if g["ratio"] is not None else "-",
-                g["mark"] or "-", verdict(g["met"]), g["detail"]))
+                g["mark"] or "-", "control" if g.get("control") else verdict(g["met"]),
+                g["detail"]))
         p("")
+        control = [g for g in goals if g.get("control") and g["ratio"] is not None]
+        if control:
+            p("The A/A control: `%s` is `intree` booted again as a configuration of its own, "
+              "interleaved with the others, so its ratios to `intree` are what this run's noise "
+              "alone makes of a ratio. Its worst row is %.2f× (%s). An every-row figure of "
+              "another pair that is no worse than this and has no row beyond the spread is not "
+              "told apart from 1.00× by this run." % (CONTROL, control[0]["ratio"],
+                                                       control[0]["detail"]))
+            p("")
         p("The sync path's overhead over the kick floor (section \"Kick floor\"): %s"
           % floor_sentence(self.kick_floor()))
         p("")

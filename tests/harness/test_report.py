@@ -140,6 +140,25 @@ class GoalFigures(unittest.TestCase):
         self.assertAlmostEqual(goal(g, "build")["ratio"], 9.5 / 10.5, places=4)
         self.assertFalse([x for x in rep(data()).goal_figures() if "faithful" in x["figure"]])
 
+    def test_aa_control(self):
+        d = data()
+        for i in range(2):
+            d["runs"].append(main_run("intree-again", 20 + i, 100 + i, 10.0 + i, 10.0 + i,
+                                      seqread=90.0))
+        g = rep(d).goal_figures()
+        c = goal(g, "intree-again vs in-tree, every row")
+        self.assertTrue(c["control"])
+        self.assertIsNone(c["met"])
+        self.assertAlmostEqual(c["ratio"], 0.9, places=4)  # its sequential read, 90 vs 100
+        self.assertIn("read (caches dropped)", c["detail"])
+        text = rendered(d)
+        self.assertIn("| control |", text)
+        self.assertIn("The A/A control: `intree-again`", text)
+        self.assertIn("Its worst row is 0.90×", text)
+        # a run without it has neither the row nor the paragraph
+        self.assertFalse([x for x in rep(data()).goal_figures() if x.get("control")])
+        self.assertNotIn("The A/A control", rendered(data()))
+
     def test_missing_rows_are_not_measured(self):
         g = rep(data(with_smp=False)).goal_figures()
         fn = goal(g, "fio one job per vCPU, read")
