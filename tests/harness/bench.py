@@ -27,8 +27,8 @@ import time
 
 from harness import configs, counters, report, sizes
 from harness.collect import collect
-from harness.tools import (BENCH, BUILD, CACHE, REPO, Fail, build_uml, git_describe, logger,
-                           output, tail, uml_build_key, vfsbench, vm_run)
+from harness.tools import (BENCH, BUILD, CACHE, REPO, Fail, build_uml, git_describe,
+                           install_deps, logger, output, tail, uml_build_key, vfsbench, vm_run)
 
 log = logger("bench")
 
@@ -619,6 +619,8 @@ def main(argv):
         return 2
     ctx = {"t_start": time.time(), "linux": "", "linux73": ""}
     try:
+        # 0. What a fresh machine lacks (kmod for depmod, fio, busybox, ...).
+        install_deps()
         # 1. Helpers: vfsbench and the build workload's tarball.
         ctx["vfsbench"] = vfsbench()
         ctx["tarball"] = gen_tarball(s.size) if s.build == "gen" else build_tarball()

@@ -133,3 +133,24 @@ class PopulateMemory(unittest.TestCase):
         env = dict(bench.device_env())
         self.assertIn("--populate-memory", env["device_memory"])
         self.assertIn("--populate-memory", env["device"])
+
+
+class FreshMachine(unittest.TestCase):
+    def test_dependencies_come_before_any_build(self):
+        """make bench on a machine make check never ran on: the packages
+        (kmod's depmod for the kernel build among them) first."""
+        calls = []
+        saved = {n: getattr(bench, n) for n in ("install_deps", "vfsbench", "gen_tarball")}
+
+        def stop(*_):
+            calls.append("vfsbench")
+            raise bench.Fail("stop here")
+        bench.install_deps = lambda: calls.append("install_deps")
+        bench.vfsbench = stop
+        try:
+            self.assertEqual(bench.main(["bench"]), 1)
+        finally:
+            for n, f in saved.items():
+                setattr(bench, n, f)
+        self.assertEqual(calls, ["install_deps", "vfsbench"])
+

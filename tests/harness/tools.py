@@ -37,6 +37,14 @@ def git_describe():
     return output(["git", "-C", REPO, "describe", "--always", "--dirty"])
 
 
+def install_deps():
+    """What building and booting need, as make check installs it
+    (tests/setup/install-deps.sh: apt-get, only what is missing)."""
+    r = subprocess.run([os.path.join(REPO, "tests", "setup", "install-deps.sh")], check=False)
+    if r.returncode != 0:
+        raise Fail("cannot install the build dependencies (tests/setup/install-deps.sh)")
+
+
 def build_uml(flavor, version=None):
     """The cached UML kernel's path (tests/setup/build-uml.sh builds it on first use)."""
     cmd = [os.path.join(REPO, "tests", "setup", "build-uml.sh"), flavor] + ([version] if version else [])
