@@ -375,6 +375,23 @@ def faithful_pins(pd, pg):
     return ["--dev-opts", "--pin-sync=%d --pin-workers=%s" % (gcpus[0], workers)]
 
 
+def smp_faithful_pins(vcpus):
+    """The faithful layout on SMP UML: sync queue i's handler thread on the
+    CPU of vCPU i (the i-th CPU of BENCH_SMP_PIN_VCPUS, where tests/vm/run
+    --pin-vcpus puts vCPU i), so that each vCPU's sync requests run on its
+    own core; the workers on the host's other CPUs, unpinned where the
+    vCPUs take them all. The device is started unpinned, as in
+    faithful_pins()."""
+    vc = counters.cpu_list(vcpus)
+    if not vc:
+        raise Fail("the faithful layout on SMP UML needs BENCH_SMP_PIN_VCPUS")
+    opts = "--pin-sync=" + ",".join(str(x) for x in vc)
+    others = sorted(set(range(os.cpu_count() or 1)) - set(vc))
+    if others:
+        opts += " --pin-workers=" + ",".join(str(x) for x in others)
+    return ["--dev-opts", opts]
+
+
 def uml_args(s, name, pin=None):
     """tests/vm/run options of a UML configuration; PIN is CPUS (device and
     guest) or DEV:GUEST."""
@@ -391,7 +408,8 @@ def uml_args(s, name, pin=None):
             head += ["--pin-vcpus", s.smp_pin_vcpus]
     dev = ["--pin-device", pd]
     if c.layout == "faithful":
-        dev, tail = [], faithful_pins(pd, pg)
+        dev = []
+        tail = smp_faithful_pins(s.smp_pin_vcpus) if c.group == "smp" else faithful_pins(pd, pg)
     return head + ["--substrate", "uml", "--flavor", s.flavor] + dev + [
         "--pin-guest", pg, "--mem", s.mem] + list(c.run_args) + tail
 

@@ -81,10 +81,10 @@ def _all():
     for name, meaning, args, drv, sync, color, *layout in _UML:
         out.append(Config(name, "uml", meaning, args, drv, sync, color, *layout))
     for name, meaning, args, drv, sync, _, *layout in _UML:
-        if layout:
-            continue  # SMP boots are unpinned by default
+        # SMP boots leave the device unpinned; smp-ours-sync-faithful pins
+        # sync queue i's handler to vCPU i's CPU (bench.smp_faithful_pins)
         out.append(Config("smp-" + name, "smp", meaning + ", on SMP UML 7.3 (--kernel 7.3 --cpus N)",
-                          args, drv, sync, DEFAULT_COLOR))
+                          args, drv, sync, DEFAULT_COLOR, *layout))
     for name, meaning, args, drv, color in _QEMU:
         out.append(Config(name, "qemu", meaning, args, drv, False, color))
     return collections.OrderedDict((c.name, c) for c in out)
@@ -104,7 +104,8 @@ RATIOS = {
             ("ours-sync-faithful", "intree"), ("ours-sync-faithful", "ours-sync"),
             ("intree-again", "intree")),
     "qemu": (("q-ours", "q-intree"), ("q-intree", "q-intree-virtiofsd")),
-    "smp": (("smp-ours-sync", "smp-intree"), ("smp-ours-sync", "smp-ours-sync-inband")),
+    "smp": (("smp-ours-sync", "smp-intree"), ("smp-ours-sync", "smp-ours-sync-inband"),
+            ("smp-ours-sync-faithful", "smp-intree")),
 }
 # The pinning probes compare these two.
 PROBED = ("intree", "ours-sync")

@@ -401,7 +401,7 @@ class Report:
         p("")
         aff = {}
         for r in self.runs:
-            if r["kind"] in ("main", "floor") and r.get("device_affinity") and r["rc"] == 0:
+            if r["kind"] in ("main", "floor", "smp") and r.get("device_affinity") and r["rc"] == 0:
                 key = (r["config"], "; ".join(sorted(r["device_affinity"])))
                 aff[key] = aff.get(key, 0) + 1
         if aff:
@@ -604,7 +604,10 @@ class Report:
                "vCPU; `smp-ours-sync` = virtio_fs_sync with one sync queue (and one request "
                "queue) per vCPU; `smp-ours-sync-inband` = the same with the stock in-band kicks "
                "(device `--no-kick-channel`: every kick of the device under one lock, on one "
-               "socket). Pinning (taskset -c): device %s, guest %s, vCPU threads %s."
+               "socket); `smp-ours-sync-faithful` = smp-ours-sync in the faithful layout: the "
+               "device started unpinned, sync queue i's handler thread pinned to vCPU i's CPU "
+               "(`--pin-sync` with the vCPU threads' CPU list), its workers to the host's other "
+               "CPUs if any. Pinning (taskset -c): device %s, guest %s, vCPU threads %s."
                % (env.get("smp_cpus", "?"), pin_word(env, "smp_pin_device"),
                   pin_word(env, "smp_pin_guest"),
                   "one CPU each of " + pin_word(env, "smp_pin_vcpus")
@@ -997,6 +1000,11 @@ class Report:
             one("build, make elapsed" + tail, uml, "build", "make elapsed, s", FAITHFUL, "intree",
                 "≤", 0.80)
             goals.append(self.every_row(uml, FAITHFUL, "intree", FAITHFUL + " vs in-tree, every row"))
+        if "smp-" + FAITHFUL in self.groups["smp"]:
+            tail = " (SMP UML 7.3, smp-%s)" % FAITHFUL
+            for label in ("read MiB/s", "write MiB/s"):
+                one("fio one job per vCPU, %s%s" % (label, tail), smp, "fio-n", label,
+                    "smp-" + FAITHFUL, "smp-intree", "≥", 1.24)
         if CONTROL in self.groups["uml"]:
             g = self.every_row(uml, CONTROL, "intree", CONTROL + " vs in-tree, every row")
             g.update(goal="none: the A/A control (the same driver and device)", met=None,

@@ -101,12 +101,31 @@ class SmpPinning(unittest.TestCase):
         self.assertNotIn("--pin-vcpus", bench.uml_args(bench.Settings({}), "intree"))
 
 
+    def test_faithful_smp_pins_each_sync_handler_to_its_vcpu(self):
+        args = bench.uml_args(bench.Settings({"BENCH_SMP_PIN_VCPUS": "0-1"}),
+                              "smp-ours-sync-faithful")
+        self.assertNotIn("--pin-device", args)  # started unpinned
+        self.assertEqual(args[args.index("--pin-vcpus") + 1], "0-1")
+        opts = args[args.index("--dev-opts") + 1].split()
+        self.assertEqual(opts[0], "--pin-sync=0,1")
+        others = sorted(set(range(os.cpu_count() or 1)) - {0, 1})
+        self.assertEqual(opts[1:], ["--pin-workers=" + ",".join(map(str, others))]
+                         if others else [])
+        self.assertEqual(bench.uml_args(bench.Settings({}), "smp-ours-sync-faithful")[-4:-2],
+                         ["--sync", "on"])
+        with self.assertRaises(bench.Fail):
+            bench.uml_args(bench.Settings({"BENCH_SMP_PIN_VCPUS": ""}), "smp-ours-sync-faithful")
+        # and the split one keeps its device option
+        self.assertIn("--pin-device", bench.uml_args(bench.Settings({}), "smp-ours-sync"))
+
+
 class PopulateMemory(unittest.TestCase):
     """Every boot on the reference device prefaults guest memory (device
     --populate-memory), and the env says so."""
     REFERENCE = (("main", "intree"), ("main", "ours-sync"), ("main", "ours-sync-inband"),
                  ("main", "ours-sync-faithful"), ("floor", "intree"), ("probe", "intree/pin0:1"),
                  ("smp", "smp-intree"), ("smp", "smp-ours-sync-inband"),
+                 ("smp", "smp-ours-sync-faithful"),
                  ("qemu", "q-intree"), ("qemu", "q-ours"))
 
     def dev_opts(self, kind, c):

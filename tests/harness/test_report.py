@@ -140,6 +140,19 @@ class GoalFigures(unittest.TestCase):
         self.assertAlmostEqual(goal(g, "build")["ratio"], 9.5 / 10.5, places=4)
         self.assertFalse([x for x in rep(data()).goal_figures() if "faithful" in x["figure"]])
 
+    def test_faithful_smp_goal(self):
+        d = data()
+        for i in range(2):
+            d["runs"].append(smp_run("smp-ours-sync-faithful", 30 + i, 20.0 + i))
+        g = rep(d).goal_figures()
+        f = goal(g, "fio one job per vCPU, read MiB/s (SMP UML 7.3, smp-ours-sync-faithful)")
+        self.assertAlmostEqual(f["ratio"], 20.5 / 10.5, places=4)
+        self.assertEqual(f["met"], True)
+        self.assertIn("smp-ours-sync-faithful vs smp-intree", f["detail"])
+        self.assertIn("smp-ours-sync-faithful vs smp-intree", rendered(d))
+        self.assertFalse([x for x in rep(data()).goal_figures() if "smp-ours-sync-faithful"
+                          in x["figure"]])
+
     def test_aa_control(self):
         d = data()
         for i in range(2):
