@@ -127,16 +127,19 @@ static LIST_HEAD(vfsync_fuse_end_list);	/* protected by vfsync_fuse_end_lock */
 static DEFINE_SPINLOCK(vfsync_fuse_end_lock);
 
 /*
- * Only a request some task is blocked on goes to a sync queue, only an
- * operation that the host finishes without waiting on something else, and
- * only one whose host time is bounded by its size: the vCPU is held in the
- * VM exit for all of it.
+ * Only an operation that the host finishes without waiting on something
+ * else goes to a sync queue, and only one whose host time is bounded by
+ * its size, up to @max_bytes: the vCPU is held in the VM exit for all of
+ * it. A background request (@background: no task waits on it, and the FUSE
+ * core submits it under fc->bg_lock) is kicked and ended by a work item
+ * instead (vfsync_defer_work()); it has the lower limit @bg_max_bytes.
+ * Every request is larger than 0 bytes: a 0 limit admits none.
  */
-bool vfsync_sync_eligible(u32 opcode, bool background, bool hiprio,
-			  size_t bytes, size_t max_bytes)
+bool vfsync_sync_eligible(u32 opcode, bool background, size_t bytes,
+			  size_t max_bytes, size_t bg_max_bytes)
 {
-	if (background || hiprio)
-		return false;
+	if (background)
+		max_bytes = min(max_bytes, bg_max_bytes);
 
 	switch (opcode) {
 	/* may block on the host without bound */
@@ -293,7 +296,6 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
 	unsigned int nsg, out_sgs = 0, in_sgs = 0, i, off;
 	struct vfsync_fuse_ctx *ctx;
 	struct scatterlist *sg;
-	unsigned int max;
 	size_t size;
 
 	in_len = fuse_len_args(num_in, (struct fuse_arg *)args->in_args);
@@ -363,14 +365,11 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
 	ctx->buf.in_sgs = in_sgs;
 	ctx->buf.out_bytes = sizeof(req->in.h) + in_len + in_pg_bytes;
 	ctx->buf.in_bytes = reply ? sizeof(req->out.h) + out_len + out_pg_bytes : 0;
-	/* Every request is larger than 0 bytes: a 0 limit admits none */
 	ctx->buf.defer = test_bit(FR_BACKGROUND, &req->flags);
-	max = READ_ONCE(vfsync_max_bytes);
-	if (ctx->buf.defer)
-		max = min(max, READ_ONCE(vfsync_bg_max_bytes));
-	ctx->buf.sync = vfsync_sync_eligible(req->in.h.opcode, false, false,
+	ctx->buf.sync = vfsync_sync_eligible(req->in.h.opcode, ctx->buf.defer,
 					     (size_t)ctx->buf.out_bytes + ctx->buf.in_bytes,
-					     max);
+					     READ_ONCE(vfsync_max_bytes),
+					     READ_ONCE(vfsync_bg_max_bytes));
 	ctx->buf.may_block = args->may_block;
 	INIT_LIST_HEAD(&ctx->buf.list);
 	return ctx;

@@ -31,8 +31,8 @@ struct vfsync_forget_msg {
 	};
 };
 
-bool vfsync_sync_eligible(u32 opcode, bool background, bool hiprio,
-			  size_t bytes, size_t max_bytes);
+bool vfsync_sync_eligible(u32 opcode, bool background, size_t bytes,
+			  size_t max_bytes, size_t bg_max_bytes);
 u32 vfsync_init_flags(u32 flags, bool sync_queues);
 int vfsync_check_reply(const struct fuse_out_header *oh, u64 unique,
 		       unsigned int used_len, unsigned int offered_len,

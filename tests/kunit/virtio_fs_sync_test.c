@@ -198,53 +198,70 @@ static bool opcode_off_sync(u32 opcode)
 
 static void vfsync_test_eligible(struct kunit *test)
 {
-	static const size_t sizes[] = { 0, 64, 4096, 262143, 262144, 262145,
-					SIZE_MAX };
-	static const size_t maxes[] = { 0, 4096, 262144 };
-	unsigned int s, m, flags, opcode;
-	bool bg, hiprio, want;
+	static const size_t sizes[] = { 0, 64, 4096, 20480, 20481, 262143,
+					262144, 262145, SIZE_MAX };
+	static const size_t maxes[] = { 0, 4096, 20480, 262144 };
+	unsigned int s, m, b, opcode;
+	size_t limit;
+	bool bg, want;
 
+	/* A background request takes the lower of the two limits */
 	for (opcode = 0; opcode <= 64; opcode++) {
-		for (flags = 0; flags < 4 * ARRAY_SIZE(maxes) * ARRAY_SIZE(sizes); flags++) {
-			bg = flags & 1;
-			hiprio = flags & 2;
-			m = (flags / 4) % ARRAY_SIZE(maxes);
-			s = flags / 4 / ARRAY_SIZE(maxes);
-			want = !bg && !hiprio && !opcode_off_sync(opcode) &&
-			       sizes[s] <= maxes[m];
-			KUNIT_EXPECT_EQ_MSG(test,
-					    vfsync_sync_eligible(opcode, bg, hiprio,
-								 sizes[s], maxes[m]),
-					    want, "opcode %u bg %d hiprio %d size %zu max %zu",
-					    opcode, bg, hiprio, sizes[s], maxes[m]);
+		for (s = 0; s < ARRAY_SIZE(sizes); s++) {
+			for (m = 0; m < ARRAY_SIZE(maxes); m++) {
+				for (b = 0; b < 2 * ARRAY_SIZE(maxes); b++) {
+					bg = b & 1;
+					limit = maxes[m];
+					if (bg)
+						limit = min(limit, maxes[b / 2]);
+					want = !opcode_off_sync(opcode) &&
+					       sizes[s] <= limit;
+					KUNIT_EXPECT_EQ_MSG(test,
+							    vfsync_sync_eligible(opcode, bg, sizes[s],
+										 maxes[m],
+										 maxes[b / 2]),
+							    want,
+							    "opcode %u bg %d size %zu max %zu bg max %zu",
+							    opcode, bg, sizes[s], maxes[m],
+							    maxes[b / 2]);
+				}
+			}
 		}
 	}
 
+	/* The background limit applies to background requests only */
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_READ, false, 4096, 4096, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_READ, true, 4096, 4096, 0));
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_READ, true, 4096, 4096, 20480));
+	/* and never raises the other one */
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_READ, true, 8192, 4096, 20480));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FSYNC, true, 1, SIZE_MAX, SIZE_MAX));
+
 	/* CUSE_INIT and unknown opcodes follow the size rule */
-	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(CUSE_INIT, false, false, 100, 4096));
-	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(U32_MAX, false, false, 100, 4096));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(U32_MAX, false, false, 4097, 4096));
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(CUSE_INIT, false, 100, 4096, 0));
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(U32_MAX, false, 100, 4096, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(U32_MAX, false, 4097, 4096, 0));
 
 	/* The ones the contract names */
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_SETLKW, false, false, 1, SIZE_MAX));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_IOCTL, false, false, 1, SIZE_MAX));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_POLL, false, false, 1, SIZE_MAX));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_INTERRUPT, false, false, 1, SIZE_MAX));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_NOTIFY_REPLY, false, false, 1,
-						      SIZE_MAX));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_SETLKW, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_IOCTL, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_POLL, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_INTERRUPT, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_NOTIFY_REPLY, false, 1,
+						      SIZE_MAX, 0));
 	/* Host time not bounded by the request's size, however small it is */
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_COPY_FILE_RANGE, false, false, 1,
-						      SIZE_MAX));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FALLOCATE, false, false, 1, SIZE_MAX));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FSYNC, false, false, 1, SIZE_MAX));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FSYNCDIR, false, false, 1, SIZE_MAX));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_SYNCFS, false, false, 1, SIZE_MAX));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FLUSH, false, false, 1, SIZE_MAX));
-	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_RELEASE, false, false, 1, SIZE_MAX));
-	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_GETATTR, false, false, 1, SIZE_MAX));
-	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_SETLK, false, false, 1, SIZE_MAX));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_READ, true, false, 1, SIZE_MAX));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_READ, false, true, 1, SIZE_MAX));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_COPY_FILE_RANGE, false, 1,
+						      SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FALLOCATE, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FSYNC, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FSYNCDIR, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_SYNCFS, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FLUSH, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_RELEASE, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_GETATTR, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_SETLK, false, 1, SIZE_MAX, 0));
+	/* The default background limit, 0, keeps every background request off */
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RELEASE, true, 1, SIZE_MAX, 0));
 }
 
 /*
