@@ -31,6 +31,7 @@ frags="$repo/tests/vm/uml-base.config $repo/tests/vm/uml-$flavor.config"
 case $series in
 6.12)
 	base=$cache/uml
+	frags="$frags $repo/tests/vm/uml-6.12.config"
 	patches=$(ls "$repo"/tests/vm/patches/*.patch 2>/dev/null || true)
 	;;
 7.3)
