@@ -213,6 +213,14 @@ kunit() {
 }
 t uml:kunit kunit
 
+# The test kernels' FP state: the threads of one guest process, which UML
+# runs in one host process, keep their vector registers across the switches
+# between them (tests/suite/fpstate.c; 6.12's UML needs
+# tests/vm/patches/uml-xstate-host-size.patch for it on AMX hosts).
+t uml:fp-state "$repo/tests/vm/run" --driver none -- "$repo/tests/suite/bin/fpstate" 4 2000
+t uml-7.3:fp-state "$repo/tests/vm/run" --kernel 7.3 --cpus 2 --driver none -- \
+	"$repo/tests/suite/bin/fpstate" 4 2000
+
 # --- guests ---------------------------------------------------------------------
 # vm_suite MODE NAME RUNNER-ARGS...: the in-guest suite on a fresh share, the
 # stress data verified on the host, the path proven from the counters
