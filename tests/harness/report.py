@@ -1224,6 +1224,10 @@ def headline(jpath):
         if g["ratio"] is None:
             out.append("- %s: not measured (goal %s)" % (g["figure"], g["goal"]))
             continue
+        if g.get("control"):
+            out.append("- %s: %.2f× (the A/A control, no goal; %s)" % (
+                g["figure"], g["ratio"], g["detail"]))
+            continue
         out.append("- %s: %.2f× (goal %s, %s%s)" % (
             g["figure"], g["ratio"], g["goal"], verdict(g["met"]).strip("*"),
             ", " + g["mark"] if g["mark"] else ""))

@@ -168,6 +168,12 @@ class GoalFigures(unittest.TestCase):
         self.assertIn("| control |", text)
         self.assertIn("The A/A control: `intree-again`", text)
         self.assertIn("Its worst row is 0.90×", text)
+        with tempfile.TemporaryDirectory() as t:
+            j = os.path.join(t, "r.json")
+            with open(j, "w") as f:
+                json.dump(d, f)
+            head = "\n".join(report.headline(j))
+        self.assertIn("intree-again vs in-tree, every row: 0.90× (the A/A control, no goal;", head)
         # a run without it has neither the row nor the paragraph
         self.assertFalse([x for x in rep(data()).goal_figures() if x.get("control")])
         self.assertNotIn("The A/A control", rendered(data()))
