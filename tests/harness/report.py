@@ -285,18 +285,21 @@ class Report:
     def warnings(self):
         """The kernel or tree changed during the run; a debug kernel."""
         p, runs = self.p, self.runs
-        bykey = {}
-        for r in runs:
-            if r["kind"] != "qemu" and r.get("uml_build_key"):
-                bykey.setdefault(r["uml_build_key"], []).append(r["id"])
-        if len(bykey) > 1:
-            main_key = max(bykey, key=lambda k: len(bykey[k]))
-            others = ["%s (%s)" % (k, ", ".join("`%s`" % i for i in ids))
-                      for k, ids in bykey.items() if k != main_key]
-            p("**The UML kernel (driver sources) changed during the run:** %d UML boots ran on build "
-              "key %s, these on others: %s. Compare the figures with that in mind."
-              % (len(bykey[main_key]), main_key, "; ".join(others)))
-            p("")
+        # UML 6.12 (main, floor, probe boots) and SMP UML 7.3 are two
+        # kernels, each with its own build key
+        for series, kinds in (("UML", ("main", "floor", "probe")), ("SMP UML 7.3", ("smp",))):
+            bykey = {}
+            for r in runs:
+                if r["kind"] in kinds and r.get("uml_build_key"):
+                    bykey.setdefault(r["uml_build_key"], []).append(r["id"])
+            if len(bykey) > 1:
+                main_key = max(bykey, key=lambda k: len(bykey[k]))
+                others = ["%s (%s)" % (k, ", ".join("`%s`" % i for i in ids))
+                          for k, ids in bykey.items() if k != main_key]
+                p("**The %s kernel (driver sources) changed during the run:** %d of its boots ran "
+                  "on build key %s, these on others: %s. Compare the figures with that in mind."
+                  % (series, len(bykey[main_key]), main_key, "; ".join(others)))
+                p("")
         vers = sorted({r.get("driver_version") for r in runs if r.get("driver_version")})
         if len(vers) > 1:
             p("The work tree moved during the run (`git describe` after the boots: %s; other "

@@ -389,3 +389,16 @@ class DeviceMemory(unittest.TestCase):
             "populated region 0 (4096 KiB)",
             "--populate-memory: region 1: the host kernel has no MADV_POPULATE_WRITE "
             "(Linux 5.14+); left to fault in"])
+
+
+class BuildKeys(unittest.TestCase):
+    def test_each_kernel_against_itself(self):
+        d = data()
+        for r in d["runs"]:
+            r["uml_build_key"] = "k73" if r["kind"] == "smp" else "k612"
+        self.assertNotIn("changed during the run", rendered(d))
+        d["runs"][0]["uml_build_key"] = "other"
+        text = rendered(d)
+        self.assertIn("The UML kernel (driver sources) changed during the run", text)
+        self.assertNotIn("SMP UML 7.3 kernel (driver sources) changed", text)
+
