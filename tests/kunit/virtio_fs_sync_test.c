@@ -196,38 +196,34 @@ static bool opcode_off_sync(u32 opcode)
 	       opcode == FUSE_FLUSH;
 }
 
+/* One opcode and size, background or not, against both limits */
+static void vfsync_expect_eligible(struct kunit *test, u32 opcode, bool bg,
+				   size_t size, size_t max, size_t bg_max)
+{
+	size_t limit = bg ? min(max, bg_max) : max;
+	bool want = !opcode_off_sync(opcode) && size <= limit;
+
+	KUNIT_EXPECT_EQ_MSG(test,
+			    vfsync_sync_eligible(opcode, bg, size, max, bg_max), want,
+			    "opcode %u bg %d size %zu max %zu bg max %zu",
+			    opcode, bg, size, max, bg_max);
+}
+
 static void vfsync_test_eligible(struct kunit *test)
 {
 	static const size_t sizes[] = { 0, 64, 4096, 20480, 20481, 262143,
 					262144, 262145, SIZE_MAX };
 	static const size_t maxes[] = { 0, 4096, 20480, 262144 };
 	unsigned int s, m, b, opcode;
-	size_t limit;
-	bool bg, want;
 
 	/* A background request takes the lower of the two limits */
-	for (opcode = 0; opcode <= 64; opcode++) {
-		for (s = 0; s < ARRAY_SIZE(sizes); s++) {
-			for (m = 0; m < ARRAY_SIZE(maxes); m++) {
-				for (b = 0; b < 2 * ARRAY_SIZE(maxes); b++) {
-					bg = b & 1;
-					limit = maxes[m];
-					if (bg)
-						limit = min(limit, maxes[b / 2]);
-					want = !opcode_off_sync(opcode) &&
-					       sizes[s] <= limit;
-					KUNIT_EXPECT_EQ_MSG(test,
-							    vfsync_sync_eligible(opcode, bg, sizes[s],
-										 maxes[m],
-										 maxes[b / 2]),
-							    want,
-							    "opcode %u bg %d size %zu max %zu bg max %zu",
-							    opcode, bg, sizes[s], maxes[m],
-							    maxes[b / 2]);
-				}
-			}
-		}
-	}
+	for (opcode = 0; opcode <= 64; opcode++)
+		for (s = 0; s < ARRAY_SIZE(sizes); s++)
+			for (m = 0; m < ARRAY_SIZE(maxes); m++)
+				for (b = 0; b < 2 * ARRAY_SIZE(maxes); b++)
+					vfsync_expect_eligible(test, opcode, b & 1,
+							       sizes[s], maxes[m],
+							       maxes[b / 2]);
 
 	/* The background limit applies to background requests only */
 	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_READ, false, 4096, 4096, 0));
