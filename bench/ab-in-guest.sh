@@ -8,7 +8,8 @@
 #   sh bench/ab-in-guest.sh --tag TAG [--ko PATH/virtio_fs_sync.ko]
 #        [--size quick|reduced|full] [--repeats N] [--out DIR]
 #        [--configs "tmpfs intree ours-async ours-sync"] [--workloads LIST]
-#        [--vdev virtioN] [--reprobe]
+#        [--vdev virtioN] [--reprobe] [--order rotate|fixed]
+#        [--tarball FILE] [--make-dir REL]
 #
 # For each repeat and configuration it mounts the virtio-fs device TAG at a
 # private mount point (under $TMPDIR, default /tmp) with the configuration's
@@ -16,6 +17,9 @@
 # and moves on:
 #   tmpfs       a tmpfs mount (the ceiling)
 #   intree      in-tree virtiofs (module or built in)
+#   intree-again  the same as intree under a label of its own: the A/A
+#               control (intree-again against intree is what the rounds'
+#               noise alone makes of a ratio)
 #   ours-async  virtio_fs_sync with sync=0
 #   ours-sync   virtio_fs_sync with sync=1
 # virtio_fs_sync is loaded from --ko with insmod (the module name is the
@@ -43,9 +47,15 @@
 # gone until the transport is probed again. A vhost-user device must take a
 # new frontend for it (vhost-user-fs --persistent).
 #
+# --order: each repeat (a round) runs every configuration once; rotate (the
+# default) rotates the list by one per round (A B C, B C A, C A B), so that
+# none always runs first or after the same one; fixed keeps the list's order.
+# --tarball and --make-dir go to guest-bench.sh (the build workload).
+#
 # Output: DIR/<config>-r<N>.out (guest-bench.sh lines), .stats (the
 # driver's counters, read after the unmount), .setup (driver, device, sync
-# queues in use), and a summary at the end (python3 if present). The exit
+# queues in use), DIR/order (one "ROUND CONFIG" line per run, in the order
+# they ran), and a summary at the end (python3 if present). The exit
 # status is 1 if a configuration could not be set up or a phase failed.
 set -u
 # The whole script is one compound command, parsed before it runs: editing
@@ -54,7 +64,7 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 tag='' ko='' size=reduced repeats=3 out=./ab-results configs="tmpfs intree ours-async ours-sync"
-workloads='' vdev='' reprobe=0
+workloads='' vdev='' reprobe=0 order=rotate tarball='' make_dir=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--tag) tag=$2; shift 2 ;;
@@ -67,12 +77,16 @@ while [ $# -gt 0 ]; do
 	--workloads) workloads=$2; shift 2 ;;
 	--vdev) vdev=$2; shift 2 ;;
 	--reprobe) reprobe=1; shift ;;
+	--order) order=$2; shift 2 ;;
+	--tarball) tarball=$2; shift 2 ;;
+	--make-dir) make_dir=$2; shift 2 ;;
 	-h | --help) sed -n '3,/^set -u/p' "$0" | sed 's/^# \{0,1\}//; /^set -u/d'; exit 0 ;;
 	*) echo "ab-in-guest: unknown option $1" >&2; exit 2 ;;
 	esac
 done
 log() { echo "ab-in-guest: $*" >&2; }
 [ -n "$tag" ] || { log "--tag TAG is required"; exit 2; }
+case $order in rotate | fixed) ;; *) log "--order rotate|fixed"; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || { log "run as root"; exit 2; }
 if [ -n "$ko" ]; then
 	[ -f "$ko" ] || { log "no module $ko"; exit 2; }
@@ -184,7 +198,7 @@ setup() {
 		mount -t tmpfs -o size=4g tmpfs "$mnt" || return 1
 		echo "driver=tmpfs" >"$out/$c-r$r.setup"
 		return 0 ;;
-	intree)
+	intree | intree-again)
 		unload_ours || return 1
 		[ $reprobe = 0 ] || reprobe_dev || return 1
 		modprobe virtiofs 2>/dev/null
@@ -231,10 +245,27 @@ setup() {
 		>"$out/$c-r$r.setup"
 }
 
+# rotated N: the configurations rotated left by N (mod their count).
+rotated() {
+	k=$1
+	set -- $configs
+	k=$((k % $#))
+	while [ "$k" -gt 0 ]; do
+		set -- "$@" "$1"
+		shift
+		k=$((k - 1))
+	done
+	echo "$@"
+}
+
 failed=
+rm -f "$out/order"
 for r in $(seq "$repeats"); do
-	for c in $configs; do
+	round=$configs
+	[ "$order" = rotate ] && round=$(rotated $((r - 1)))
+	for c in $round; do
 		log "repeat $r/$repeats: $c"
+		echo "$r $c" >>"$out/order"
 		rm -f "$out/$c-r$r.stats" "$out/$c-r$r.setup"
 		if ! setup "$c"; then
 			log "cannot set up $c: skipped"
@@ -243,7 +274,8 @@ for r in $(seq "$repeats"); do
 			continue
 		fi
 		sh "$here/guest-bench.sh" --dir "$mnt" --size "$size" --label "$c" \
-			${workloads:+--workloads "$workloads"} >"$out/$c-r$r.out"
+			${workloads:+--workloads "$workloads"} ${tarball:+--tarball "$tarball"} \
+			${make_dir:+--make-dir "$make_dir"} >"$out/$c-r$r.out"
 		rc=$?
 		umount "$mnt" || { log "umount failed"; rc=1; }
 		# Only ours has counters; a module loaded for an earlier

@@ -5,7 +5,8 @@ checked (the `make check` test uml:ab-in-guest).
   bench/ab-uml.sh [--results DIR] [--size quick|reduced|full]
       [--repeats N] [--configs "tmpfs intree ours-async ours-sync"]
       [--workloads LIST] [--flavor debug|bench] [--pin-device CPUS]
-      [--pin-guest CPUS] [-- TESTS/VM/RUN OPTIONS...]
+      [--pin-guest CPUS] [--order rotate|fixed] [--tarball FILE]
+      [--make-dir REL] [-- TESTS/VM/RUN OPTIONS...]
 
 UML has virtio_fs_sync built in, its sync= parameter fixed at boot. To swap
 drivers the way a libkrun guest would, this builds the driver as a loadable
@@ -49,7 +50,8 @@ import sys
 
 from harness import configs, counters
 from harness.collect import read
-from harness.tools import BENCH, CACHE, REPO, Fail, build_uml, git_describe, logger, vfsbench, vm_run
+from harness.tools import (BENCH, CACHE, REPO, Fail, build_uml, git_describe, logger,
+                           merge_dev_opts, vfsbench, vm_run)
 
 log = logger("ab-uml", sys.stdout)
 
@@ -69,7 +71,7 @@ NO_KUNIT_EXPORTS = """/* The built-in driver exports these already (CONFIG_KUNIT
 # The guest side: unmount the share, run the A/B, mount the share again for
 # guest-init (ab-in-guest.sh hands the device back to virtiofs).
 GUEST = """cd / && umount /mnt/share || exit 1
-TMPDIR=/mnt sh "$1" --tag share --ko "$2" --reprobe --out "$3" --size "$4" --repeats "$5" --configs "$6" --workloads "$7"
+TMPDIR=/mnt sh "$1" --tag share --ko "$2" --reprobe --out "$3" --size "$4" --repeats "$5" --configs "$6" --workloads "$7" --order "$8" ${9:+--tarball "$9"} ${10:+--make-dir "${10}"}
 rc=$?
 mount -t virtiofs share /mnt/share || { echo "cannot mount the share again"; rc=1; }
 exit $rc"""
@@ -87,6 +89,9 @@ def parse(argv):
     ap.add_argument("--flavor", default="debug")
     ap.add_argument("--pin-device", default="0")
     ap.add_argument("--pin-guest", default="1" if (os.cpu_count() or 1) >= 2 else "0")
+    ap.add_argument("--order", default="rotate", choices=("rotate", "fixed"))
+    ap.add_argument("--tarball", default="")
+    ap.add_argument("--make-dir", default="")
     a = ap.parse_args(head)
     a.run_opts = rest
     for c in a.configs.split():
@@ -237,11 +242,11 @@ def main(argv):
     shutil.rmtree(a.results, ignore_errors=True)
     ab = os.path.join(a.results, "ab")
     os.makedirs(ab)
-    rc = vm_run(["--substrate", "uml", "--flavor", a.flavor, "--driver", "intree",
-                 "--dev-opts", "--persistent", "--pin-device", a.pin_device,
-                 "--pin-guest", a.pin_guest, "--results", a.results] + a.run_opts,
+    rc = vm_run(merge_dev_opts(["--substrate", "uml", "--flavor", a.flavor, "--driver", "intree",
+                                "--dev-opts", "--persistent", "--pin-device", a.pin_device,
+                                "--pin-guest", a.pin_guest, "--results", a.results] + a.run_opts),
                 ["sh", "-c", GUEST, "sh", os.path.join(BENCH, "ab-in-guest.sh"), ko, ab, a.size,
-                 str(a.repeats), a.configs, a.workloads])
+                 str(a.repeats), a.configs, a.workloads, a.order, a.tarball, a.make_dir])
     log("tests/vm/run exit status %d" % rc)
     ck = Checks()
     ck.want(rc == 0, "the guest run ended with status %d" % rc)

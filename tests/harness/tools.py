@@ -74,6 +74,21 @@ def vfsbench():
     return out
 
 
+def merge_dev_opts(args):
+    """ARGS with every --dev-opts joined into one, last (tests/vm/run keeps
+    only the last --dev-opts of a share)."""
+    out, dev = [], []
+    i = 0
+    while i < len(args):
+        if args[i] == "--dev-opts" and i + 1 < len(args):
+            dev.append(args[i + 1])
+            i += 2
+            continue
+        out.append(args[i])
+        i += 1
+    return out + (["--dev-opts", " ".join(dev)] if dev else [])
+
+
 def vm_run(args, guest, stderr=None):
     """tests/vm/run ARGS -- GUEST...; its exit status."""
     return subprocess.run([VM_RUN] + list(args) + ["--"] + list(guest), stderr=stderr,
