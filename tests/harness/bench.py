@@ -28,7 +28,8 @@ import time
 from harness import configs, counters, report, sizes
 from harness.collect import collect
 from harness.tools import (BENCH, BUILD, CACHE, REPO, Fail, build_uml, git_describe,
-                           install_deps, logger, output, tail, uml_build_key, vfsbench, vm_run)
+                           install_deps, logger, merge_dev_opts, output, tail, uml_build_key,
+                           vfsbench, vm_run)
 
 log = logger("bench")
 
@@ -91,6 +92,14 @@ SETTINGS = (
      "full size, 200 below)"),
     ("breakdown_build", "BENCH_BREAKDOWN_BUILD", "4", True, "the breakdown of the build workload "
      "in the same step: C files of its generated project (bench/breakdown.sh --build; 0 skips)"),
+    ("paired_rounds", "BENCH_PAIRED_ROUNDS", "6", True, "rounds of the paired boot after the "
+     "others: one UML boot running every paired configuration once per round, the driver "
+     "swapped in the guest (bench/ab-uml.sh; 0 skips)"),
+    ("paired_configs", "BENCH_PAIRED_CONFIGS", "intree intree-again ours-async ours-sync", True,
+     "its configurations (intree and intree-again give the A/A control)"),
+    ("paired_workloads", "BENCH_PAIRED_WORKLOADS", "fio,unlink,smallfile,seq,build", True,
+     "its workloads"),
+    ("paired_size", "BENCH_PAIRED_SIZE", "reduced", True, "its sizes (and its build's)"),
     ("notes", "BENCH_NOTES", None, True, "Markdown inserted before the summary "
      "(default <BENCH_OUT>/<name>.notes.md)"),
 )
@@ -99,7 +108,8 @@ COMMAND = ("size", "repeats", "pin_device", "pin_guest", "qemu_pin_device", "qem
            "flavor", "configs'", "qemu_configs'", "qemu_size", "smp_configs'", "smp_cpus",
            "smp_workloads", "smp_size", "smp_pin_device", "smp_pin_guest", "smp_pin_vcpus", "workloads", "floor", "pin_probe'",
            "probe_repeats", "order", "seed", "build", "make_dir", "breakdown", "breakdown_ops'",
-           "breakdown_n", "breakdown_build", "share_dir")
+           "breakdown_n", "breakdown_build", "share_dir", "paired_rounds", "paired_configs'",
+           "paired_workloads", "paired_size")
 
 
 class Settings:
@@ -125,6 +135,14 @@ class Settings:
             raise ValueError("BENCH_SHARE_DIR=%s: no such directory" % self.share_dir)
         if self.size not in BOOT:
             raise ValueError("BENCH_SIZE=quick|reduced|full")
+        if self.paired_size not in BOOT:
+            raise ValueError("BENCH_PAIRED_SIZE=quick|reduced|full")
+        if not self.paired_rounds.isdigit():
+            raise ValueError("BENCH_PAIRED_ROUNDS=N (0 skips)")
+        for c in self.paired_configs.split():
+            if c not in PAIRED_CONFIGS:
+                raise ValueError("BENCH_PAIRED_CONFIGS: %s is not one of %s"
+                                 % (c, " ".join(PAIRED_CONFIGS)))
         self.smp_size = self.smp_size or self.size
         if self.smp_size not in BOOT:
             raise ValueError("BENCH_SMP_SIZE=quick|reduced|full")
@@ -346,21 +364,6 @@ def run_list(s):
     return runs
 
 
-def merge_dev_opts(args):
-    """ARGS with every --dev-opts joined into one, last (tests/vm/run keeps
-    only the last --dev-opts of a share)."""
-    out, dev = [], []
-    i = 0
-    while i < len(args):
-        if args[i] == "--dev-opts" and i + 1 < len(args):
-            dev.append(args[i + 1])
-            i += 2
-            continue
-        out.append(args[i])
-        i += 1
-    return out + (["--dev-opts", " ".join(dev)] if dev else [])
-
-
 def faithful_pins(pd, pg):
     """The --pin-sync and --pin-workers options of the faithful layout: the
     sync handler on the guest's first CPU, the workers on the device's CPUs
@@ -502,6 +505,61 @@ def run_boots(s, ctx):
                 % (i, total, kind, c, r, s.repeats, hms(el), eta, loadavg()))
             manifest.write(json.dumps(boot(s, ctx, i, kind, c, r)) + "\n")
             manifest.flush()
+
+
+# ---------------------------------------------------------------- paired
+
+# What bench/ab-in-guest.sh can swap to inside one boot.
+PAIRED_CONFIGS = ("tmpfs", "intree", "intree-again", "ours-async", "ours-sync")
+# Per configuration and round, s: the paired boot's timeout is this times
+# the runs, on top of the boot's own.
+PAIRED_RUN_TIMEOUT = 600
+
+
+def paired_cmd(s, ctx, out):
+    """bench/ab-uml.sh's command line of the paired boot."""
+    share, share_dir = share_args(s)
+    nruns = int(s.paired_rounds) * len(s.paired_configs.split())
+    cmd = [os.path.join(BENCH, "ab-uml.sh"), "--results", out, "--size", s.paired_size,
+           "--repeats", s.paired_rounds, "--configs", s.paired_configs,
+           "--workloads", s.paired_workloads, "--flavor", s.flavor,
+           "--pin-device", s.pin_device, "--pin-guest", s.pin_guest, "--order", "rotate",
+           "--tarball", ctx["paired_tarball"], "--make-dir", s.make_dir,
+           "--"] + share + ["--mem", str(BOOT[s.paired_size][0]),
+                            "--timeout", str(BOOT[s.paired_size][1] + PAIRED_RUN_TIMEOUT * nruns)
+                            ] + BENCH_DEV_OPTS
+    return cmd, share_dir
+
+
+def run_paired(s, ctx):
+    """The paired boot (harness/paired.py) after the others: RAW/paired/
+    (bench/ab-uml.sh --results) and RAW/paired-status (KEY=VALUE); a
+    failure is recorded, never fatal."""
+    st = {"rounds": s.paired_rounds, "configs": s.paired_configs, "size": s.paired_size,
+          "workloads": s.paired_workloads, "pin_device": s.pin_device, "pin_guest": s.pin_guest,
+          "driver_version": git_describe()}
+    if s.paired_rounds == "0" or not s.paired_configs.split():
+        st["status"] = "not run (BENCH_PAIRED_ROUNDS=0 or no BENCH_PAIRED_CONFIGS)"
+    else:
+        out = os.path.join(ctx["raw"], "paired")
+        ctx["paired_tarball"] = (gen_tarball(s.paired_size) if s.build == "gen"
+                                 else ctx["tarball"])
+        cmd, share_dir = paired_cmd(s, ctx, out)
+        st["command"] = " ".join(os.path.relpath(w, REPO) if w.startswith(REPO + "/") else w
+                                 for w in cmd)
+        log("paired boot: %s rounds of [%s] at %s sizes (load %s)"
+            % (s.paired_rounds, s.paired_configs, s.paired_size, loadavg()))
+        t0 = time.time()
+        with open(os.path.join(ctx["raw"], "paired.stdout"), "w") as f:
+            rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, check=False).returncode
+        if share_dir:
+            shutil.rmtree(share_dir, ignore_errors=True)
+        st["wall_s"] = str(int(time.time() - t0))
+        st["status"] = "run" if rc == 0 else "failed (exit status %d; build/bench/runs/%s/paired.stdout)" % (
+            rc, os.path.basename(ctx["raw"]))
+        log("paired boot: %s in %s" % (st["status"], hms(int(st["wall_s"]))))
+    with open(os.path.join(ctx["raw"], "paired-status"), "w") as f:
+        f.writelines("%s=%s\n" % kv for kv in st.items())
 
 
 # ---------------------------------------------------------------- breakdown
@@ -654,6 +712,7 @@ def main(argv):
             s.name, utcnow().strftime("%H%M%S")))
         os.makedirs(ctx["raw"], exist_ok=True)
         run_boots(s, ctx)
+        run_paired(s, ctx)
         run_breakdown(s, ctx)
         environment(s, ctx)
     except Fail as e:

@@ -131,6 +131,38 @@ def breakdown(raw):
     return out
 
 
+def paired(raw):
+    """RAW/paired-status and the rounds of RAW/paired/ab/ (bench.py's paired
+    step, harness/paired.py), or None when the run had no such step."""
+    status = read(os.path.join(raw, "paired-status"))
+    if status is None:
+        return None
+    out = counters.pairs(status, strip=False)
+    ab = os.path.join(raw, "paired", "ab")
+    order = (read(os.path.join(ab, "order"), "") or "").split("\n")
+    pos = {}
+    for ln in order:
+        f = ln.split()
+        if len(f) == 2:
+            pos.setdefault(f[0], []).append(f[1])
+    out["runs"] = []
+    for fn in sorted(os.listdir(ab)) if os.path.isdir(ab) else []:
+        m = re.match(r"^(.+)-r([0-9]+)\.out$", fn)
+        if not m:
+            continue
+        c, r = m.group(1), m.group(2)
+        lines, _ = result_lines(read(os.path.join(ab, fn), "") or "")
+        rnd = pos.get(r, [])
+        out["runs"].append({
+            "config": c, "round": int(r),
+            "position": rnd.index(c) + 1 if c in rnd else None,
+            "lines": lines,
+            "driver_stats": counters.driver_rows(
+                read(os.path.join(ab, "%s-r%s.stats" % (c, r)), "") or "")})
+    out["check"] = (read(os.path.join(raw, "paired.stdout"), "") or "").splitlines()[-40:]
+    return out
+
+
 def collect(raw):
     env = counters.pairs(read(os.path.join(raw, "env"), "") or "", strip=False)
     with open(os.path.join(raw, "manifest.jsonl")) as f:
@@ -139,4 +171,7 @@ def collect(raw):
     bd = breakdown(raw)
     if bd is not None:
         data["breakdown"] = bd
+    pd = paired(raw)
+    if pd is not None:
+        data["paired"] = pd
     return data

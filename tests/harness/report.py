@@ -26,7 +26,7 @@ import json
 import os
 import sys
 
-from harness import configs, counters, metrics, sizes
+from harness import configs, counters, metrics, paired, sizes
 from harness.charts import slug, svg_bars
 from harness.collect import collect, read, slim_fio
 from harness.stats import beyond_spread, cell, fmt, ratio_cell, stats3
@@ -961,6 +961,53 @@ class Report:
                     out.setdefault(wid, {})[label] = (st, unit, better)
         return out
 
+    # ---------------------------------------------------------- paired
+
+    def paired_section(self):
+        """The paired boot's rounds (harness/paired.py): per row, each pair's
+        median per-round ratio, its min–max, the rounds a was better in, and
+        whether it lies beyond the A/A control's range."""
+        pd = self.data.get("paired")
+        if not pd:
+            return
+        p = self.p
+        p("## Paired rounds in one boot (bench/ab-uml.sh)")
+        p("")
+        p("Status: %s. %s" % (pd.get("status", "?"), "Command: `%s`." % pd["command"]
+                               if pd.get("command") else ""))
+        p("")
+        an = paired.analyse(pd)
+        if not an:
+            p("(no rounds with result lines)")
+            p("")
+            return
+        p("One UML boot (the split layout: device on CPU %s, guest on CPU %s) ran every "
+          "configuration once per round, %s rounds at `%s` sizes, the order rotated by one per "
+          "round; the driver is swapped in the guest between runs (bench/ab-in-guest.sh "
+          "--reprobe). Per row and pair: the median of the per-round ratios a/b (a's figure over "
+          "b's in the same round; below 1 is better for times, above 1 for rates), their "
+          "min–max, and in how many rounds a was better. `%s vs %s` is the A/A control; a "
+          "pair's median ratio outside the control's min–max on the same row is "
+          "**beyond the control**, inside it \"within the control\" (the rounds do not tell it "
+          "from noise)." % (pd.get("pin_device", "?"), pd.get("pin_guest", "?"),
+                            pd.get("rounds", "?"), pd.get("size", "?"), paired.CONTROL[0],
+                            paired.CONTROL[1]))
+        p("")
+        pairs = [pr for pr in paired.PAIRS if any(pr in row for row in an.values())]
+        p("| workload | row | %s |" % " | ".join("%s vs %s" % pr for pr in pairs))
+        p("|%s" % " --- |" * (2 + len(pairs)))
+        for (wid, label), row in an.items():
+            p("| %s | %s | %s |" % (wid, label, " | ".join(
+                paired.cell(row[pr]) if pr in row else "-" for pr in pairs)))
+        p("")
+        for a, b in pairs:
+            w = paired.every_row(an, a, b, GOAL_SKIP_ROWS)
+            if w:
+                p("- %s vs %s: worst of %d rows %.2f× (%s, %s%s); %d rows below 0.97×, %d of "
+                  "them beyond the control." % (a, b, w[6], w[0], w[1], w[2],
+                                                ", " + w[3] if w[3] else "", w[4], w[5]))
+        p("")
+
     def goal_figures(self):
         """Issue 17's goal figures: a list of {"figure", "goal", "ratio",
         "mark", "met", "detail"}; ratio and met are None where the run has
@@ -1013,7 +1060,44 @@ class Report:
             g.update(goal="none: the A/A control (the same driver and device)", met=None,
                      control=True)
             goals.append(g)
-        return goals
+        return goals + self.paired_goals()
+
+    def paired_goals(self):
+        """The UML goals again from the paired boot's per-round ratios."""
+        an = paired.analyse(self.data.get("paired"))
+        out = []
+        tail = " (paired rounds)"
+
+        def one(figure, wid, label, a, op, limit):
+            st = an.get((wid, label), {}).get((a, "intree"))
+            g = {"figure": figure + tail, "goal": "%s %.2f×" % (op, limit), "ratio": None,
+                 "mark": "", "met": None, "detail": "%s vs intree, %s: %s" % (a, wid, label)}
+            if st:
+                g.update(ratio=st["median"], mark=paired.mark(st),
+                         met=st["median"] <= limit if op == "≤" else st["median"] >= limit)
+                g["detail"] += "; %d/%d rounds better" % (st["better_rounds"], len(st["ratios"]))
+            out.append(g)
+        if not an:
+            return out
+        one("unlink mean", "unlink", "mean, us", "ours-sync", "≤", 0.64)
+        one("unlink median", "unlink", "median, us", "ours-sync", "≤", 0.64)
+        one("fio 1 job, read MiB/s", "fio-1", "read MiB/s", "ours-sync", "≥", 1.32)
+        one("fio 1 job, write MiB/s", "fio-1", "write MiB/s", "ours-sync", "≥", 1.32)
+        one("build, make elapsed", "build", "make elapsed, s", "ours-sync", "≤", 0.80)
+        for a, name in (("ours-sync", "ours-sync vs in-tree, every row"),
+                        ("ours-async", "ours-async vs in-tree, every row"),
+                        (CONTROL, CONTROL + " vs in-tree, every row")):
+            w = paired.every_row(an, a, "intree", GOAL_SKIP_ROWS)
+            g = {"figure": name + tail, "goal": "≥ 0.97× on every row", "ratio": None,
+                 "mark": "", "met": None, "detail": "no rows"}
+            if w:
+                g.update(ratio=w[0], mark=w[3], met=w[4] == 0,
+                         detail="worst of %d rows: %s, %s; %d rows below 0.97× (%d of them "
+                         "beyond the control)" % (w[6], w[1], w[2], w[4], w[5]))
+            if a == CONTROL:
+                g.update(goal="none: the A/A control", met=None, control=True)
+            out.append(g)
+        return out
 
     def every_row(self, uml, a, b, name):
         """The worst UML table row of A vs B as a performance ratio (a/b where
@@ -1051,9 +1135,11 @@ class Report:
           "spread as in the tables; none with one boot on a side) and whether the median ratio "
           "meets the goal. The \"every row\" goals take every UML table row but those that do "
           "not measure the file system (%s) as a performance ratio (higher is better: a/b for "
-          "rates, b/a for times) and give the worst." % ", ".join("`%s`" % r for r in GOAL_SKIP_ROWS))
+          "rates, b/a for times) and give the worst. Goals marked \"(paired rounds)\" are the "
+          "paired boot's median per-round ratios instead, marked against its A/A control "
+          "(section \"Paired rounds in one boot\")." % ", ".join("`%s`" % r for r in GOAL_SKIP_ROWS))
         p("")
-        p("| goal figure | goal | measured | spread | verdict | rows |")
+        p("| goal figure | goal | measured | spread or control | verdict | rows |")
         p("| --- | --- | --- | --- | --- | --- |")
         goals = self.goal_figures()
         for g in goals:
@@ -1166,6 +1252,7 @@ def render(jpath, mdpath, svgdir, notes=None):
     rep.device_timing_section()
     rep.kick_floor_section(uml)
     rep.breakdown_section()
+    rep.paired_section()
     rep.goal_section()
     rep.summary_section(uml, qemu, smp)
     rep.notes(notes)

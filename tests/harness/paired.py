@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The paired boot of make bench: every configuration runs once per round in
+one UML boot (bench/ab-uml.sh, the driver swapped in the guest), and each
+row's figure is compared round by round.
+
+Between boots the noise is per boot: a slow boot is slow on every row, and
+three boots per configuration can all land on one side (the A/A control of
+2026-12-01-full-3). Inside one boot that term is the same for every
+configuration. A pair's ratio is taken in each round (a's figure over b's
+of the same round), and the report gives the median of those ratios, their
+min–max and in how many rounds a was better. The control pair is
+intree-again vs intree (the same driver under two labels): the min–max of
+its per-round ratios on a row is what the rounds' noise alone makes of a
+ratio there. A pair's median ratio outside that range is marked "beyond
+the control".
+
+harness/collect.py's paired() reads RAW/paired-status and RAW/paired/
+(bench.py's paired step) into the JSON's "paired"; analyse() works on
+that."""
+import statistics
+
+from harness import metrics
+
+CONTROL = ("intree-again", "intree")
+PAIRS = (("ours-sync", "intree"), ("ours-async", "intree"), ("ours-sync", "ours-async"), CONTROL)
+
+
+def rows():
+    """(workload id, label, unit, better, getter) of every table row a
+    paired round can have (the main boots' rows)."""
+    for wid, _, rs in metrics.workloads():
+        for label, unit, better, get, kind in rs:
+            if kind == "main":
+                yield wid, label, unit, better, get
+
+
+def round_ratios(runs, a, b, get):
+    """a's figure over b's, one per round where both have it."""
+    by = {}
+    for r in runs:
+        by[(r["config"], r["round"])] = get(r)
+    out = []
+    for (c, rnd), va in sorted(by.items(), key=lambda kv: kv[0][1]):
+        if c != a:
+            continue
+        vb = by.get((b, rnd))
+        if va is not None and vb:
+            out.append(va / vb)
+    return out
+
+
+def analyse(data, pairs=PAIRS):
+    """{(wid, label): {"unit", "better", (a, b): {"ratios", "median", "min",
+    "max", "better_rounds", "beyond_control"}}} for the pairs the rounds
+    have. beyond_control is None where the control pair is missing or has
+    fewer than two rounds on the row."""
+    runs = (data or {}).get("runs") or []
+    have = {r["config"] for r in runs}
+    out = {}
+    for wid, label, unit, better, get in rows():
+        row = {}
+        for a, b in pairs:
+            if a not in have or b not in have:
+                continue
+            rs = round_ratios(runs, a, b, get)
+            if not rs:
+                continue
+            good = [x > 1 if better == "higher" else x < 1 for x in rs]
+            row[(a, b)] = {"ratios": rs, "median": statistics.median(rs), "min": min(rs),
+                           "max": max(rs), "better_rounds": sum(good)}
+        if not row:
+            continue
+        ctl = row.get(CONTROL)
+        for pair, st in row.items():
+            if pair == CONTROL or ctl is None or len(ctl["ratios"]) < 2:
+                st["beyond_control"] = None
+            else:
+                st["beyond_control"] = not ctl["min"] <= st["median"] <= ctl["max"]
+        out[(wid, label)] = dict(row, unit=unit, better=better)
+    return out
+
+
+def mark(st):
+    if st.get("beyond_control") is None:
+        return ""
+    return "**beyond the control**" if st["beyond_control"] else "within the control"
+
+
+def cell(st):
+    """median ratio (min–max), a better in K of N rounds, the mark."""
+    word = mark(st)
+    return "%.2f× (%.2f–%.2f), %d/%d%s" % (st["median"], st["min"], st["max"],
+                                           st["better_rounds"], len(st["ratios"]),
+                                           ", " + word if word else "")
+
+
+def perf(st, better):
+    """A pair's median ratio as a performance ratio (higher is better)."""
+    return st["median"] if better == "higher" else 1.0 / st["median"]
+
+
+def every_row(an, a, b, skip=()):
+    """The worst row of A vs B as a performance ratio: (perf, wid, label,
+    mark, rows below 0.97, rows of them beyond the control, rows), or None."""
+    worst, below, beyond, n = None, 0, 0, 0
+    for (wid, label), row in an.items():
+        st = row.get((a, b))
+        if st is None or label in skip or not st["median"]:
+            continue
+        p = perf(st, row["better"])
+        n += 1
+        if p < 0.97:
+            below += 1
+            beyond += bool(st.get("beyond_control"))
+        if worst is None or p < worst[0]:
+            worst = (p, wid, label, mark(st))
+    if worst is None:
+        return None
+    return worst + (below, beyond, n)

@@ -1,0 +1,161 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Tests of the paired boot (harness/paired.py, collect.paired, the report's
+section and goals, bench.py's settings and command) on made-up rounds: no
+guest is booted. python3 -m unittest discover -s tests/harness -t tests"""
+import json
+import os
+import tempfile
+import unittest
+
+from harness import bench, collect, paired, report
+from harness.test_report import line, rendered
+
+
+def rnd(cfg, r, unlink_us, make_s):
+    return {"config": cfg, "round": r, "position": None, "driver_stats": [],
+            "lines": [line("nullsys", mean_ns=1000.0),
+                      line("unlink", mean_ns=unlink_us * 1000, median_ns=unlink_us * 1000,
+                           clock_pair_ns=1000, creates_per_s=1000.0),
+                      line("build-make", elapsed_s=make_s)]}
+
+
+def rounds():
+    """Four rounds. Boot-to-boot style drift (round 3 slow for everyone)
+    cancels in the per-round ratios; the control differs by 2-5 %."""
+    slow = {1: 1.0, 2: 1.0, 3: 2.0, 4: 1.0}
+    runs = []
+    for r, k in slow.items():
+        runs.append(rnd("intree", r, 100 * k, 10 * k))
+        runs.append(rnd("intree-again", r, (100 + r) * k, 10.2 * k))
+        runs.append(rnd("ours-async", r, 99 * k, 10.4 * k))
+        runs.append(rnd("ours-sync", r, 60 * k, 9.9 * k))
+    return {"status": "run", "rounds": "4", "size": "reduced", "pin_device": "0",
+            "pin_guest": "1", "runs": runs}
+
+
+class Analyse(unittest.TestCase):
+    def test_round_ratios_cancel_a_slow_round(self):
+        an = paired.analyse(rounds())
+        st = an[("unlink", "mean, us")][("ours-sync", "intree")]
+        self.assertEqual(len(st["ratios"]), 4)
+        for x in st["ratios"]:
+            self.assertAlmostEqual(x, 0.6, places=6)  # round 3's 2x is gone
+        self.assertEqual(st["better_rounds"], 4)
+        self.assertTrue(st["beyond_control"])  # 0.60 outside 1.01-1.04
+
+    def test_within_the_control(self):
+        an = paired.analyse(rounds())
+        st = an[("unlink", "mean, us")][("ours-async", "intree")]
+        self.assertAlmostEqual(st["median"], 0.99, places=6)
+        # the control's ratios are 1.01-1.04: 0.99 lies below them
+        self.assertTrue(st["beyond_control"])
+        st = an[("build", "make elapsed, s")][("ours-async", "intree")]
+        ctl = an[("build", "make elapsed, s")][paired.CONTROL]
+        self.assertAlmostEqual(ctl["min"], 1.02, places=6)
+        self.assertAlmostEqual(st["median"], 1.04, places=6)
+        self.assertTrue(st["beyond_control"])
+        ctl_row = an[("unlink", "mean, us")][paired.CONTROL]
+        self.assertIsNone(ctl_row["beyond_control"])
+
+    def test_no_control_no_mark(self):
+        d = rounds()
+        d["runs"] = [r for r in d["runs"] if r["config"] != "intree-again"]
+        st = paired.analyse(d)[("unlink", "mean, us")][("ours-sync", "intree")]
+        self.assertIsNone(st["beyond_control"])
+        self.assertEqual(paired.mark(st), "")
+
+    def test_every_row(self):
+        an = paired.analyse(rounds())
+        w = paired.every_row(an, "ours-async", "intree", report.GOAL_SKIP_ROWS)
+        self.assertEqual(w[1:3], ("build", "make elapsed, s"))
+        self.assertAlmostEqual(w[0], 1 / 1.04, places=6)
+        self.assertEqual(w[4], 1)  # 0.96 < 0.97: one row below
+
+
+class Collect(unittest.TestCase):
+    def test_rounds_and_positions(self):
+        with tempfile.TemporaryDirectory() as raw:
+            ab = os.path.join(raw, "paired", "ab")
+            os.makedirs(ab)
+            with open(os.path.join(raw, "paired-status"), "w") as f:
+                f.write("status=run\nrounds=2\nsize=quick\n")
+            with open(os.path.join(ab, "order"), "w") as f:
+                f.write("1 intree\n1 ours-sync\n2 ours-sync\n2 intree\n")
+            for c, r, us in (("intree", 1, 100), ("ours-sync", 1, 50), ("ours-sync", 2, 55),
+                             ("intree", 2, 110)):
+                with open(os.path.join(ab, "%s-r%d.out" % (c, r)), "w") as f:
+                    f.write(json.dumps(line("unlink", mean_ns=us * 1000.0, median_ns=us * 1000.0, clock_pair_ns=0)) + "\n")
+            with open(os.path.join(ab, "ours-sync-r1.stats"), "w") as f:
+                f.write("share queue=1 type=sync submitted=5 inline=5\n")
+            pd = collect.paired(raw)
+        self.assertEqual(pd["status"], "run")
+        by = {(r["config"], r["round"]): r for r in pd["runs"]}
+        self.assertEqual(by[("ours-sync", 2)]["position"], 1)
+        self.assertEqual(by[("intree", 2)]["position"], 2)
+        self.assertEqual(by[("ours-sync", 1)]["lines"][0]["mean_ns"], 50000.0)
+        st = paired.analyse(pd)[("unlink", "mean, us")][("ours-sync", "intree")]
+        self.assertEqual([round(x, 3) for x in st["ratios"]], [0.5, 0.5])
+
+    def test_no_step(self):
+        with tempfile.TemporaryDirectory() as raw:
+            self.assertIsNone(collect.paired(raw))
+
+
+class Report(unittest.TestCase):
+    def data(self):
+        from harness.test_report import data
+        d = data()
+        d["paired"] = rounds()
+        return d
+
+    def test_section_and_goals(self):
+        md = rendered(self.data())
+        self.assertIn("## Paired rounds in one boot", md)
+        self.assertIn("| unlink | mean, us | 0.60× (0.60–0.60), 4/4, **beyond the control** |", md)
+        g = report.Report(self.data(), "/tmp/x.json", "/tmp/x.md", "/tmp/x").goal_figures()
+        um = next(x for x in g if x["figure"] == "unlink mean (paired rounds)")
+        self.assertAlmostEqual(um["ratio"], 0.6, places=6)
+        self.assertTrue(um["met"])
+        self.assertEqual(um["mark"], "**beyond the control**")
+        ctl = next(x for x in g if x["figure"].startswith("intree-again vs in-tree, every row ("))
+        self.assertTrue(ctl["control"])
+        self.assertIsNone(ctl["met"])
+
+    def test_no_paired_no_section(self):
+        from harness.test_report import data
+        md = rendered(data())
+        self.assertNotIn("## Paired rounds", md)
+
+
+class Settings(unittest.TestCase):
+    def test_defaults_and_command(self):
+        s = bench.Settings({})
+        self.assertEqual(s.paired_rounds, "6")
+        self.assertEqual(s.paired_configs.split(), ["intree", "intree-again", "ours-async",
+                                                    "ours-sync"])
+        cmd, share = bench.paired_cmd(s, {"paired_tarball": "/t.tar.gz"}, "/out")
+        self.assertIsNone(share)
+        self.assertEqual(cmd[cmd.index("--repeats") + 1], "6")
+        self.assertEqual(cmd[cmd.index("--order") + 1], "rotate")
+        self.assertEqual(cmd[cmd.index("--tarball") + 1], "/t.tar.gz")
+        tail = cmd[cmd.index("--") + 1:]
+        self.assertEqual(tail[tail.index("--dev-opts") + 1], "--populate-memory")
+        self.assertIn("BENCH_PAIRED_ROUNDS=6", s.command())
+
+    def test_bad_values(self):
+        for env in ({"BENCH_PAIRED_ROUNDS": "many"}, {"BENCH_PAIRED_SIZE": "huge"},
+                    {"BENCH_PAIRED_CONFIGS": "intree ours-sync-faithful"}):
+            with self.assertRaises(ValueError):
+                bench.Settings(env)
+
+    def test_not_run(self):
+        s = bench.Settings({"BENCH_PAIRED_ROUNDS": "0"})
+        with tempfile.TemporaryDirectory() as raw:
+            bench.run_paired(s, {"raw": raw})
+            pd = collect.paired(raw)
+        self.assertTrue(pd["status"].startswith("not run"))
+        self.assertEqual(pd["runs"], [])
+
+
+if __name__ == "__main__":
+    unittest.main()
