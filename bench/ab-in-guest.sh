@@ -8,7 +8,7 @@
 #   sh bench/ab-in-guest.sh --tag TAG [--ko PATH/virtio_fs_sync.ko]
 #        [--size quick|reduced|full] [--repeats N] [--out DIR]
 #        [--configs "tmpfs intree ours-async ours-sync"] [--workloads LIST]
-#        [--vdev virtioN] [--reprobe] [--order rotate|fixed]
+#        [--vdev virtioN] [--reprobe] [--order rotate|balanced|fixed]
 #        [--tarball FILE] [--make-dir REL]
 #
 # For each repeat and configuration it mounts the virtio-fs device TAG at a
@@ -47,9 +47,13 @@
 # gone until the transport is probed again. A vhost-user device must take a
 # new frontend for it (vhost-user-fs --persistent).
 #
-# --order: each repeat (a round) runs every configuration once; rotate (the
+# --order: each repeat (a round) runs every configuration once. rotate (the
 # default) rotates the list by one per round (A B C, B C A, C A B), so that
-# none always runs first or after the same one; fixed keeps the list's order.
+# none always runs first, but each always runs after the same one;
+# balanced takes the rounds from a Williams square (A B D C, B C A D,
+# C D B A, D A C B for four), in which every configuration runs in every
+# position and after every other equally often over n rounds (2n for an
+# odd number n of configurations); fixed keeps the list's order.
 # --tarball and --make-dir go to guest-bench.sh (the build workload).
 #
 # Output: DIR/<config>-r<N>.out (guest-bench.sh lines), .stats (the
@@ -86,7 +90,7 @@ while [ $# -gt 0 ]; do
 done
 log() { echo "ab-in-guest: $*" >&2; }
 [ -n "$tag" ] || { log "--tag TAG is required"; exit 2; }
-case $order in rotate | fixed) ;; *) log "--order rotate|fixed"; exit 2 ;; esac
+case $order in rotate | balanced | fixed) ;; *) log "--order rotate|balanced|fixed"; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || { log "run as root"; exit 2; }
 if [ -n "$ko" ]; then
 	[ -f "$ko" ] || { log "no module $ko"; exit 2; }
@@ -258,11 +262,32 @@ rotated() {
 	echo "$@"
 }
 
+# williams N: round N's order (from 0) in a Williams square of the
+# configurations: row r is b(j) + r mod n with b = 0, 1, n-1, 2, n-2, ...;
+# for odd n, rows n..2n-1 are rows 0..n-1 reversed.
+williams() {
+	echo $configs | awk -v r="$1" '{
+		n = NF; row = r % (n % 2 ? 2 * n : n); rev = row >= n; row %= n
+		lo = 1; hi = n - 1
+		for (j = 0; j < n; j++) {
+			if (j == 0) b = 0
+			else if (j % 2) b = lo++
+			else b = hi--
+			o[j] = $((b + row) % n + 1)
+		}
+		s = ""
+		for (j = 0; j < n; j++)
+			s = s (j ? " " : "") o[rev ? n - 1 - j : j]
+		print s
+	}'
+}
+
 failed=
 rm -f "$out/order"
 for r in $(seq "$repeats"); do
 	round=$configs
 	[ "$order" = rotate ] && round=$(rotated $((r - 1)))
+	[ "$order" = balanced ] && round=$(williams $((r - 1)))
 	for c in $round; do
 		log "repeat $r/$repeats: $c"
 		echo "$r $c" >>"$out/order"

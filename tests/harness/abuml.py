@@ -5,7 +5,7 @@ checked (the `make check` test uml:ab-in-guest).
   bench/ab-uml.sh [--results DIR] [--size quick|reduced|full]
       [--repeats N] [--configs "tmpfs intree ours-async ours-sync"]
       [--workloads LIST] [--flavor debug|bench] [--pin-device CPUS]
-      [--pin-guest CPUS] [--order rotate|fixed] [--tarball FILE]
+      [--pin-guest CPUS] [--order rotate|balanced|fixed] [--tarball FILE]
       [--make-dir REL] [-- TESTS/VM/RUN OPTIONS...]
 
 UML has virtio_fs_sync built in, its sync= parameter fixed at boot. To swap
@@ -89,7 +89,7 @@ def parse(argv):
     ap.add_argument("--flavor", default="debug")
     ap.add_argument("--pin-device", default="0")
     ap.add_argument("--pin-guest", default="1" if (os.cpu_count() or 1) >= 2 else "0")
-    ap.add_argument("--order", default="rotate", choices=("rotate", "fixed"))
+    ap.add_argument("--order", default="rotate", choices=("rotate", "balanced", "fixed"))
     ap.add_argument("--tarball", default="")
     ap.add_argument("--make-dir", default="")
     a = ap.parse_args(head)

@@ -92,9 +92,11 @@ SETTINGS = (
      "full size, 200 below)"),
     ("breakdown_build", "BENCH_BREAKDOWN_BUILD", "4", True, "the breakdown of the build workload "
      "in the same step: C files of its generated project (bench/breakdown.sh --build; 0 skips)"),
-    ("paired_rounds", "BENCH_PAIRED_ROUNDS", "6", True, "rounds of the paired boot after the "
+    ("paired_rounds", "BENCH_PAIRED_ROUNDS", "4", True, "rounds of the paired boot after the "
      "others: one UML boot running every paired configuration once per round, the driver "
-     "swapped in the guest (bench/ab-uml.sh; 0 skips)"),
+     "swapped in the guest, the rounds' orders from a Williams square (bench/ab-uml.sh "
+     "--order balanced: a multiple of the configurations' count, twice it for an odd count, "
+     "balances it; 0 skips)"),
     ("paired_configs", "BENCH_PAIRED_CONFIGS", "intree intree-again ours-async ours-sync", True,
      "its configurations (intree and intree-again give the A/A control)"),
     ("paired_workloads", "BENCH_PAIRED_WORKLOADS", "fio,unlink,smallfile,seq,build", True,
@@ -523,7 +525,7 @@ def paired_cmd(s, ctx, out):
     cmd = [os.path.join(BENCH, "ab-uml.sh"), "--results", out, "--size", s.paired_size,
            "--repeats", s.paired_rounds, "--configs", s.paired_configs,
            "--workloads", s.paired_workloads, "--flavor", s.flavor,
-           "--pin-device", s.pin_device, "--pin-guest", s.pin_guest, "--order", "rotate",
+           "--pin-device", s.pin_device, "--pin-guest", s.pin_guest, "--order", "balanced",
            "--tarball", ctx["paired_tarball"], "--make-dir", s.make_dir,
            "--"] + share + ["--mem", str(BOOT[s.paired_size][0]),
                             "--timeout", str(BOOT[s.paired_size][1] + PAIRED_RUN_TIMEOUT * nruns)
@@ -535,7 +537,7 @@ def run_paired(s, ctx):
     """The paired boot (harness/paired.py) after the others: RAW/paired/
     (bench/ab-uml.sh --results) and RAW/paired-status (KEY=VALUE); a
     failure is recorded, never fatal."""
-    st = {"rounds": s.paired_rounds, "configs": s.paired_configs, "size": s.paired_size,
+    st = {"rounds": s.paired_rounds, "order": "balanced", "configs": s.paired_configs, "size": s.paired_size,
           "workloads": s.paired_workloads, "pin_device": s.pin_device, "pin_guest": s.pin_guest,
           "driver_version": git_describe()}
     if s.paired_rounds == "0" or not s.paired_configs.split():

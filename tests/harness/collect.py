@@ -64,6 +64,16 @@ def result_lines(text):
     return lines, other
 
 
+TIMER_LOST = re.compile(r"UML: timer expiry lost \(([0-9]+) so far\)")
+
+
+def timer_lost(console):
+    """How many lost timer expiries the UML test kernel recovered at idle
+    (tests/vm/patches/uml-timer-expiry-lost.patch), from its console: the
+    highest count it printed (it prints the first ten, then every 1000th)."""
+    return max((int(x) for x in TIMER_LOST.findall(console)), default=0)
+
+
 def run_record(raw, m):
     """One manifest line M with what its boot left."""
     d = m.pop("dir")
@@ -93,6 +103,7 @@ def run_record(raw, m):
     mv = re.search(r"Linux version (\S+)", text("dmesg"))
     m["guest_kernel"] = mv.group(1) if mv else None
     m["cmdline"] = text("cmdline").strip()
+    m["timer_lost"] = timer_lost(text("console"))
     stderr = read(os.path.join(raw, m["id"] + ".stderr"), "") or ""
     m["runner_stderr_tail"] = stderr.splitlines()[-10:]
     return m
@@ -160,6 +171,7 @@ def paired(raw):
             "driver_stats": counters.driver_rows(
                 read(os.path.join(ab, "%s-r%s.stats" % (c, r)), "") or "")})
     out["check"] = (read(os.path.join(raw, "paired.stdout"), "") or "").splitlines()[-40:]
+    out["timer_lost"] = timer_lost(read(os.path.join(raw, "paired", "console"), "") or "")
     return out
 
 

@@ -306,6 +306,14 @@ class Report:
               "developers commit to the same tree). UML boots are tied to the build key above; QEMU "
               "boots build the module from the work tree at each boot." % ", ".join(vers))
             p("")
+        lost = [(r["id"], r["timer_lost"]) for r in runs if r.get("timer_lost")]
+        if (self.data.get("paired") or {}).get("timer_lost"):
+            lost.append(("the paired boot", self.data["paired"]["timer_lost"]))
+        if lost:
+            p("**Boots whose UML kernel lost a timer expiry** (and recovered at its next idle, "
+              "tests/vm/patches/uml-timer-expiry-lost.patch; until then the guest's tick stood "
+              "still): %s." % ", ".join("`%s` (%d)" % x for x in lost))
+            p("")
         if self.env.get("uml_flavor") == "debug":
             p("**This run used the debug UML kernel (lockdep, kmemleak): only valid to validate "
               "the scripts, not as a benchmark.**")
@@ -982,8 +990,9 @@ class Report:
             p("")
             return
         p("One UML boot (the split layout: device on CPU %s, guest on CPU %s) ran every "
-          "configuration once per round, %s rounds at `%s` sizes, the order rotated by one per "
-          "round; the driver is swapped in the guest between runs (bench/ab-in-guest.sh "
+          "configuration once per round, %s rounds at `%s` sizes, the rounds' orders from a "
+          "Williams square (every configuration in every position and after every other equally "
+          "often; bench/ab-in-guest.sh --order balanced); the driver is swapped in the guest between runs (bench/ab-in-guest.sh "
           "--reprobe). Per row and pair: the median of the per-round ratios a/b (a's figure over "
           "b's in the same round; below 1 is better for times, above 1 for rates), their "
           "min–max, and in how many rounds a was better. `%s vs %s` is the A/A control; a "
@@ -995,7 +1004,7 @@ class Report:
         p("")
         pairs = [pr for pr in paired.PAIRS if any(pr in row for row in an.values())]
         p("| workload | row | %s |" % " | ".join("%s vs %s" % pr for pr in pairs))
-        p("|%s" % " --- |" * (2 + len(pairs)))
+        p("|" + " --- |" * (2 + len(pairs)))
         for (wid, label), row in an.items():
             p("| %s | %s | %s |" % (wid, label, " | ".join(
                 paired.cell(row[pr]) if pr in row else "-" for pr in pairs)))

@@ -2,8 +2,10 @@
 """Tests of the paired boot (harness/paired.py, collect.paired, the report's
 section and goals, bench.py's settings and command) on made-up rounds: no
 guest is booted. python3 -m unittest discover -s tests/harness -t tests"""
+import collections
 import json
 import os
+import subprocess
 import tempfile
 import unittest
 
@@ -72,6 +74,36 @@ class Analyse(unittest.TestCase):
         self.assertEqual(w[4], 1)  # 0.96 < 0.97: one row below
 
 
+AB_IN_GUEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
+                           "ab-in-guest.sh")
+
+
+def williams(configs, r):
+    """bench/ab-in-guest.sh's williams(): round R's order of CONFIGS."""
+    with open(AB_IN_GUEST) as f:
+        text = f.read()
+    fn = text[text.index("williams() {"):]
+    fn = fn[:fn.index("\n}\n") + 3]
+    return subprocess.run(["sh", "-c", fn + "configs=$1; williams $2", "sh", configs, str(r)],
+                          capture_output=True, text=True, check=True).stdout.split()
+
+
+class BalancedOrder(unittest.TestCase):
+    def test_every_position_and_predecessor_equally_often(self):
+        for cfgs, rounds in (("A B C D", 4), ("A B C", 6), ("A B C D E F", 6)):
+            names = cfgs.split()
+            orders = [williams(cfgs, r) for r in range(rounds)]
+            for o in orders:
+                self.assertEqual(sorted(o), sorted(names))
+            pos = collections.Counter((c, o.index(c)) for o in orders for c in o)
+            self.assertEqual(set(pos.values()), {rounds // len(names)}, orders)
+            after = collections.Counter((o[i], o[i + 1]) for o in orders for i in range(len(o) - 1))
+            self.assertEqual(len(after), len(names) * (len(names) - 1), orders)
+            self.assertEqual(len(set(after.values())), 1, orders)
+        # the square repeats
+        self.assertEqual(williams("A B C D", 4), williams("A B C D", 0))
+
+
 class Collect(unittest.TestCase):
     def test_rounds_and_positions(self):
         with tempfile.TemporaryDirectory() as raw:
@@ -101,6 +133,23 @@ class Collect(unittest.TestCase):
             self.assertIsNone(collect.paired(raw))
 
 
+class TimerLost(unittest.TestCase):
+    def test_count_from_the_console(self):
+        con = ("[ 1.0] x\nUML: timer expiry lost (1 so far), handled from idle\n"
+               "UML: timer expiry lost (2 so far), handled from idle\n")
+        self.assertEqual(collect.timer_lost(con), 2)
+        self.assertEqual(collect.timer_lost("nothing"), 0)
+
+    def test_report_names_the_boots(self):
+        from harness.test_report import data
+        d = data()
+        d["runs"][0]["timer_lost"] = 3
+        d["paired"] = dict(rounds(), timer_lost=1)
+        md = rendered(d)
+        self.assertIn("Boots whose UML kernel lost a timer expiry", md)
+        self.assertIn("`%s` (3), `the paired boot` (1)" % d["runs"][0]["id"], md)
+
+
 class Report(unittest.TestCase):
     def data(self):
         from harness.test_report import data
@@ -111,6 +160,9 @@ class Report(unittest.TestCase):
     def test_section_and_goals(self):
         md = rendered(self.data())
         self.assertIn("## Paired rounds in one boot", md)
+        self.assertIn("| workload | row | ours-sync vs intree | ours-async vs intree | "
+                      "ours-sync vs ours-async | intree-again vs intree |\n| --- | --- | --- | --- "
+                      "| --- | --- |\n", md)
         self.assertIn("| unlink | mean, us | 0.60× (0.60–0.60), 4/4, **beyond the control** |", md)
         g = report.Report(self.data(), "/tmp/x.json", "/tmp/x.md", "/tmp/x").goal_figures()
         um = next(x for x in g if x["figure"] == "unlink mean (paired rounds)")
@@ -130,17 +182,17 @@ class Report(unittest.TestCase):
 class Settings(unittest.TestCase):
     def test_defaults_and_command(self):
         s = bench.Settings({})
-        self.assertEqual(s.paired_rounds, "6")
+        self.assertEqual(s.paired_rounds, "4")
         self.assertEqual(s.paired_configs.split(), ["intree", "intree-again", "ours-async",
                                                     "ours-sync"])
         cmd, share = bench.paired_cmd(s, {"paired_tarball": "/t.tar.gz"}, "/out")
         self.assertIsNone(share)
-        self.assertEqual(cmd[cmd.index("--repeats") + 1], "6")
-        self.assertEqual(cmd[cmd.index("--order") + 1], "rotate")
+        self.assertEqual(cmd[cmd.index("--repeats") + 1], "4")
+        self.assertEqual(cmd[cmd.index("--order") + 1], "balanced")
         self.assertEqual(cmd[cmd.index("--tarball") + 1], "/t.tar.gz")
         tail = cmd[cmd.index("--") + 1:]
         self.assertEqual(tail[tail.index("--dev-opts") + 1], "--populate-memory")
-        self.assertIn("BENCH_PAIRED_ROUNDS=6", s.command())
+        self.assertIn("BENCH_PAIRED_ROUNDS=4", s.command())
 
     def test_bad_values(self):
         for env in ({"BENCH_PAIRED_ROUNDS": "many"}, {"BENCH_PAIRED_SIZE": "huge"},
