@@ -11,8 +11,10 @@ of the same round), and the report gives the median of those ratios, their
 min–max and in how many rounds a was better. The control pair is
 intree-again vs intree (the same driver under two labels): the min–max of
 its per-round ratios on a row is what the rounds' noise alone makes of a
-ratio there. A pair's median ratio outside that range is marked "beyond
-the control".
+ratio there: its band is 1/m to m, m the control's ratio farthest from
+1.00 (as a factor, in either direction), and a pair's median ratio outside
+it is marked "beyond the control". (The control's own min–max need not
+hold 1.00: with four rounds it lies on one side of it one time in eight.)
 
 harness/collect.py's paired() reads RAW/paired-status and RAW/paired/
 (bench.py's paired step) into the JSON's "paired"; analyse() works on
@@ -71,13 +73,21 @@ def analyse(data, pairs=PAIRS):
         if not row:
             continue
         ctl = row.get(CONTROL)
+        m = band(ctl["ratios"]) if ctl and len(ctl["ratios"]) >= 2 else None
+        if ctl:
+            ctl["band"] = m
         for pair, st in row.items():
-            if pair == CONTROL or ctl is None or len(ctl["ratios"]) < 2:
+            if pair == CONTROL or m is None:
                 st["beyond_control"] = None
             else:
-                st["beyond_control"] = not ctl["min"] <= st["median"] <= ctl["max"]
+                st["beyond_control"] = not 1 / m <= st["median"] <= m
         out[(wid, label)] = dict(row, unit=unit, better=better)
     return out
+
+
+def band(ratios):
+    """m of the control's band 1/m..m: its ratio farthest from 1.00."""
+    return max(max(x, 1 / x) for x in ratios if x > 0)
 
 
 def mark(st):
@@ -89,6 +99,8 @@ def mark(st):
 def cell(st):
     """median ratio (min–max), a better in K of N rounds, the mark."""
     word = mark(st)
+    if st.get("band"):
+        word = "band %.2f–%.2f" % (1 / st["band"], st["band"])
     return "%.2f× (%.2f–%.2f), %d/%d%s" % (st["median"], st["min"], st["max"],
                                            st["better_rounds"], len(st["ratios"]),
                                            ", " + word if word else "")

@@ -995,10 +995,11 @@ class Report:
           "often; bench/ab-in-guest.sh --order balanced); the driver is swapped in the guest between runs (bench/ab-in-guest.sh "
           "--reprobe). Per row and pair: the median of the per-round ratios a/b (a's figure over "
           "b's in the same round; below 1 is better for times, above 1 for rates), their "
-          "min–max, and in how many rounds a was better. `%s vs %s` is the A/A control; a "
-          "pair's median ratio outside the control's min–max on the same row is "
-          "**beyond the control**, inside it \"within the control\" (the rounds do not tell it "
-          "from noise)." % (pd.get("pin_device", "?"), pd.get("pin_guest", "?"),
+          "min–max, and in how many rounds a was better. `%s vs %s` is the A/A control, its "
+          "cells with their *band*, 1/m to m, m the control's per-round ratio farthest from 1.00 "
+          "on that row (what the rounds' noise alone did to a ratio). A pair's median ratio "
+          "outside the band is **beyond the control**, inside it \"within the control\" (the "
+          "rounds do not tell it from 1.00)." % (pd.get("pin_device", "?"), pd.get("pin_guest", "?"),
                             pd.get("rounds", "?"), pd.get("size", "?"), paired.CONTROL[0],
                             paired.CONTROL[1]))
         p("")
@@ -1012,7 +1013,7 @@ class Report:
         for a, b in pairs:
             w = paired.every_row(an, a, b, GOAL_SKIP_ROWS)
             if w:
-                p("- %s vs %s: worst of %d rows %.2f× (%s, %s%s); %d rows below 0.97×, %d of "
+                p("- %s vs %s: worst of %d rows %.2f× (%s, %s%s); below 0.97×: %d rows, %d of "
                   "them beyond the control." % (a, b, w[6], w[0], w[1], w[2],
                                                 ", " + w[3] if w[3] else "", w[4], w[5]))
         p("")

@@ -49,8 +49,10 @@ class Analyse(unittest.TestCase):
         an = paired.analyse(rounds())
         st = an[("unlink", "mean, us")][("ours-async", "intree")]
         self.assertAlmostEqual(st["median"], 0.99, places=6)
-        # the control's ratios are 1.01-1.04: 0.99 lies below them
-        self.assertTrue(st["beyond_control"])
+        # the control's ratios are 1.01-1.04, its band 1/1.04-1.04: 0.99
+        # lies below its min-max but inside the band
+        self.assertAlmostEqual(an[("unlink", "mean, us")][paired.CONTROL]["band"], 1.04, places=6)
+        self.assertFalse(st["beyond_control"])
         st = an[("build", "make elapsed, s")][("ours-async", "intree")]
         ctl = an[("build", "make elapsed, s")][paired.CONTROL]
         self.assertAlmostEqual(ctl["min"], 1.02, places=6)
@@ -164,6 +166,7 @@ class Report(unittest.TestCase):
                       "ours-sync vs ours-async | intree-again vs intree |\n| --- | --- | --- | --- "
                       "| --- | --- |\n", md)
         self.assertIn("| unlink | mean, us | 0.60× (0.60–0.60), 4/4, **beyond the control** |", md)
+        self.assertIn("1.02× (1.01–1.04), 0/4, band 0.96–1.04 |", md)
         g = report.Report(self.data(), "/tmp/x.json", "/tmp/x.md", "/tmp/x").goal_figures()
         um = next(x for x in g if x["figure"] == "unlink mean (paired rounds)")
         self.assertAlmostEqual(um["ratio"], 0.6, places=6)
