@@ -84,6 +84,10 @@ ENV_ROWS = (("date", "date (UTC)"), ("host", "host"), ("host_kernel", "host kern
             ("order", "boot order within a repeat (BENCH_ORDER)"), ("seed", "the seed (used by BENCH_ORDER=shuffle)"),
             ("tarball", "build workload"), ("wall_s", "wall time of the whole run, s"))
 
+# The ENV_ROWS that describe the per-configuration boots: left out of a run
+# that had none (a paired boot alone, which has its own settings).
+BOOT_ENV = ("mem_mb", "size", "qemu_size", "repeats", "order", "seed", "tarball")
+
 # The summary's ratios: (workload, row) for each pair of configurations.
 SUMMARY_UML = (("floor", "stat() of one file, device cache=never (floor boots), us/call"),
                ("floor", "stat(), cache=never, in getppid() costs of the same boot"),
@@ -262,14 +266,15 @@ class Report:
         p("| | |")
         p("| --- | --- |")
         for k, label in ENV_ROWS:
-            if env.get(k):
+            if env.get(k) and (runs or k not in BOOT_ENV):
                 p("| %s | %s |" % (label, env[k].replace("|", "\\|")))
         if "pin_device" in env:
             p("| pinning (taskset -c) | UML boots: device `%s`, guest `%s`; QEMU boots: device %s, "
               "guest %s |" % (env.get("pin_device") or "-", env.get("pin_guest") or "-",
                               pin_word(env, "qemu_pin_device"), pin_word(env, "qemu_pin_guest")))
         kernels = sorted({r.get("guest_kernel") for r in runs if r.get("guest_kernel")})
-        p("| guest kernels (from dmesg) | %s |" % ", ".join(kernels))
+        if kernels:
+            p("| guest kernels (from dmesg) | %s |" % ", ".join(kernels))
         loads = [r["load_before"] for r in runs] + [r["load_after"] for r in runs]
         if loads:
             l1 = [float(x.split()[0]) for x in loads]

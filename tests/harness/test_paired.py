@@ -176,6 +176,15 @@ class Report(unittest.TestCase):
         self.assertTrue(ctl["control"])
         self.assertIsNone(ctl["met"])
 
+    def test_paired_boot_alone(self):
+        d = {"format": "virtio-fs-sync-bench/1", "runs": [], "paired": rounds(),
+             "env": {"command": "make bench", "size": "full", "repeats": "3", "host": "h"}}
+        md = rendered(d)
+        self.assertIn("## Paired rounds in one boot", md)
+        self.assertIn("| host | h |", md)
+        self.assertNotIn("boots per configuration", md)
+        self.assertNotIn("UML workload sizes", md)
+
     def test_no_paired_no_section(self):
         from harness.test_report import data
         md = rendered(data())
