@@ -526,6 +526,8 @@ static void worker_run_queue(struct fs_queue *q, uint64_t kick_ns,
 			pool_share(q);
 		pthread_mutex_unlock(&q->lock);
 
+		if (dev->opt->delay_us)
+			usleep(dev->opt->delay_us);
 		len = process_chain(dev, ctx, &e, s, &fault, kick_ns);
 		kick_ns = 0;
 

@@ -76,6 +76,9 @@ static void usage(FILE *f)
 "  --allow-devices        let MKNOD create block and char devices\n"
 "  --sync-late=N          test knob: complete every Nth sync-queue request\n"
 "                         after the kick's acknowledgement (0 = never)\n"
+"  --delay-us=N           test knob: a worker waits N us before it handles\n"
+"                         each request or hiprio request, so that they pile\n"
+"                         up in the queue (0 = never)\n"
 "  --config-size=N        test knob: a config space of N bytes, 40..48 (48);\n"
 "                         reads past it give all ones, and below 48 the\n"
 "                         sync queues do not exist (the bit is offered)\n"
@@ -238,6 +241,7 @@ static const struct opt_def opt_defs[] = {
 	FLAG("persistent", persistent),
 	FLAG("debug", debug),
 	UINT("sync-late", sync_late, 0, 1000000),
+	UINT("delay-us", delay_us, 0, 1000000),
 	FLAG("faults", faults),
 	CHOICE("sandbox", sandbox, sandbox_choices),
 	UINT("backend-timeout", backend_timeout, 0, 86400),

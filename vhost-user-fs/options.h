@@ -49,6 +49,7 @@ struct options {
 	unsigned int queue_size;
 	unsigned int fd_cache;
 	unsigned int sync_late;
+	unsigned int delay_us;		/* --delay-us: workers wait before each request */
 	unsigned int backend_timeout;	/* seconds, 0 = wait for good */
 	unsigned int max_files;		/* open + pinned files, 0 = from rlimit */
 	unsigned int config_size;
