@@ -36,19 +36,11 @@ def rows():
                 yield wid, label, unit, better, get
 
 
-def round_ratios(runs, a, b, get):
-    """a's figure over b's, one per round where both have it."""
-    by = {}
-    for r in runs:
-        by[(r["config"], r["round"])] = get(r)
-    out = []
-    for (c, rnd), va in sorted(by.items(), key=lambda kv: kv[0][1]):
-        if c != a:
-            continue
-        vb = by.get((b, rnd))
-        if va is not None and vb:
-            out.append(va / vb)
-    return out
+def round_ratios(vals, a, b):
+    """a's figure over b's, one per round where both have it, in round
+    order; VALS maps (config, round) to the row's figure."""
+    return [vals[(a, n)] / vals[(b, n)] for c, n in sorted(vals, key=lambda k: k[1])
+            if c == a and vals[(c, n)] is not None and vals.get((b, n))]
 
 
 def analyse(data, pairs=PAIRS):
@@ -60,11 +52,12 @@ def analyse(data, pairs=PAIRS):
     have = {r["config"] for r in runs}
     out = {}
     for wid, label, unit, better, get in rows():
+        vals = {(r["config"], r["round"]): get(r) for r in runs}
         row = {}
         for a, b in pairs:
             if a not in have or b not in have:
                 continue
-            rs = round_ratios(runs, a, b, get)
+            rs = round_ratios(vals, a, b)
             if not rs:
                 continue
             good = [x > 1 if better == "higher" else x < 1 for x in rs]
