@@ -84,7 +84,7 @@ def parse(argv):
     ap.add_argument("--results", default=os.path.join(REPO, "build", "ab-uml", "results"))
     ap.add_argument("--size", default="quick")
     ap.add_argument("--repeats", type=int, default=1)
-    ap.add_argument("--configs", default=configs.DEFAULTS["uml"])
+    ap.add_argument("--configs", default=configs.DEFAULTS["in-guest"])
     ap.add_argument("--workloads", default="floor,unlink,smallfile")
     ap.add_argument("--flavor", default="debug")
     ap.add_argument("--pin-device", default="0")

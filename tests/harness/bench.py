@@ -41,7 +41,8 @@ TWO_CPUS = (os.cpu_count() or 1) >= 2
 # means default" is False, BENCH_X="" is a value of its own (an empty list).
 SETTINGS = (
     ("size", "BENCH_SIZE", "full", True, "workload sizes quick|reduced|full (bench/sizes)"),
-    ("repeats", "BENCH_REPEATS", "3", True, "boots per configuration"),
+    ("repeats", "BENCH_REPEATS", "2", True, "boots per configuration (the paired boot "
+     "took the third's time)"),
     ("configs", "BENCH_CONFIGS", configs.DEFAULTS["uml"], False, "UML configurations"),
     ("floor", "BENCH_FLOOR", "1", True, "the cache=never stat floor boots (0|1)"),
     ("qemu_configs", "BENCH_QEMU_CONFIGS", configs.DEFAULTS["qemu"], False,
@@ -97,7 +98,7 @@ SETTINGS = (
      "swapped in the guest, the rounds' orders from a Williams square (bench/ab-uml.sh "
      "--order balanced: a multiple of the configurations' count, twice it for an odd count, "
      "balances it; 0 skips)"),
-    ("paired_configs", "BENCH_PAIRED_CONFIGS", "intree intree-again ours-async ours-sync", True,
+    ("paired_configs", "BENCH_PAIRED_CONFIGS", configs.DEFAULTS["paired"], True,
      "its configurations (intree and intree-again give the A/A control)"),
     ("paired_workloads", "BENCH_PAIRED_WORKLOADS", "fio,unlink,smallfile,seq,build", True,
      "its workloads"),
@@ -142,9 +143,9 @@ class Settings:
         if not self.paired_rounds.isdigit():
             raise ValueError("BENCH_PAIRED_ROUNDS=N (0 skips)")
         for c in self.paired_configs.split():
-            if c not in PAIRED_CONFIGS:
+            if c not in configs.IN_GUEST:
                 raise ValueError("BENCH_PAIRED_CONFIGS: %s is not one of %s"
-                                 % (c, " ".join(PAIRED_CONFIGS)))
+                                 % (c, " ".join(configs.IN_GUEST)))
         self.smp_size = self.smp_size or self.size
         if self.smp_size not in BOOT:
             raise ValueError("BENCH_SMP_SIZE=quick|reduced|full")
@@ -511,8 +512,6 @@ def run_boots(s, ctx):
 
 # ---------------------------------------------------------------- paired
 
-# What bench/ab-in-guest.sh can swap to inside one boot.
-PAIRED_CONFIGS = ("tmpfs", "intree", "intree-again", "ours-async", "ours-sync")
 # Per configuration and round, s: the paired boot's timeout is this times
 # the runs, on top of the boot's own.
 PAIRED_RUN_TIMEOUT = 600

@@ -94,10 +94,16 @@ CONFIGS = _all()
 
 # What make bench runs by default, and the ratios the report gives (a vs b),
 # per group.
+# What bench/ab-in-guest.sh's setup() can swap to inside one boot (the
+# driver module loaded or the share mounted again; device options are the
+# boot's, so the faithful layout is not among them).
+IN_GUEST = ("tmpfs", "intree", "intree-again", "ours-async", "ours-sync")
 DEFAULTS = {
-    "uml": "tmpfs intree ours-async ours-sync",
+    "uml": "tmpfs intree ours-async ours-sync ours-sync-faithful",
     "qemu": "q-intree q-ours q-intree-virtiofsd",
-    "smp": "smp-intree smp-ours-sync smp-ours-sync-inband",
+    "smp": "smp-intree smp-ours-sync smp-ours-sync-faithful",
+    "in-guest": "tmpfs intree ours-async ours-sync",
+    "paired": "intree intree-again ours-async ours-sync",
 }
 RATIOS = {
     "uml": (("ours-sync", "intree"), ("ours-sync", "ours-async"), ("ours-async", "intree"),
