@@ -515,6 +515,8 @@ def run_boots(s, ctx):
 # Per configuration and round, s: the paired boot's timeout is this times
 # the runs, on top of the boot's own.
 PAIRED_RUN_TIMEOUT = 600
+# Its rounds' orders: a Williams square (bench/ab-in-guest.sh --order).
+PAIRED_ORDER = "balanced"
 
 
 def paired_cmd(s, ctx, out):
@@ -524,7 +526,7 @@ def paired_cmd(s, ctx, out):
     cmd = [os.path.join(BENCH, "ab-uml.sh"), "--results", out, "--size", s.paired_size,
            "--repeats", s.paired_rounds, "--configs", s.paired_configs,
            "--workloads", s.paired_workloads, "--flavor", s.flavor,
-           "--pin-device", s.pin_device, "--pin-guest", s.pin_guest, "--order", "balanced",
+           "--pin-device", s.pin_device, "--pin-guest", s.pin_guest, "--order", PAIRED_ORDER,
            "--tarball", ctx["paired_tarball"], "--make-dir", s.make_dir,
            "--"] + share + ["--mem", str(BOOT[s.paired_size][0]),
                             "--timeout", str(BOOT[s.paired_size][1] + PAIRED_RUN_TIMEOUT * nruns)
@@ -536,7 +538,7 @@ def run_paired(s, ctx):
     """The paired boot (harness/paired.py) after the others: RAW/paired/
     (bench/ab-uml.sh --results) and RAW/paired-status (KEY=VALUE); a
     failure is recorded, never fatal."""
-    st = {"rounds": s.paired_rounds, "order": "balanced", "configs": s.paired_configs, "size": s.paired_size,
+    st = {"rounds": s.paired_rounds, "order": PAIRED_ORDER, "configs": s.paired_configs, "size": s.paired_size,
           "workloads": s.paired_workloads, "pin_device": s.pin_device, "pin_guest": s.pin_guest,
           "driver_version": git_describe()}
     if s.paired_rounds == "0" or not s.paired_configs.split():
