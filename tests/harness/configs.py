@@ -92,12 +92,12 @@ def _all():
 
 CONFIGS = _all()
 
-# What make bench runs by default, and the ratios the report gives (a vs b),
-# per group.
 # What bench/ab-in-guest.sh's setup() can swap to inside one boot (the
 # driver module loaded or the share mounted again; device options are the
 # boot's, so the faithful layout is not among them).
 IN_GUEST = ("tmpfs", "intree", "intree-again", "ours-async", "ours-sync")
+# What make bench runs by default (and bench/ab-uml.sh, "in-guest"; the
+# paired boot, "paired"), and the ratios the report gives (a vs b), per group.
 DEFAULTS = {
     "uml": "tmpfs intree ours-async ours-sync ours-sync-faithful",
     "qemu": "q-intree q-ours q-intree-virtiofsd",
