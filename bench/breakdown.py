@@ -56,7 +56,7 @@ from collections import Counter, defaultdict
 GUEST_PARTS = ["entry", "vfs", "hostfs", "fuse", "submit", "kick", "reap+end", "sched", "idle/irq"]
 DEV_PARTS = ["dev:vhost-user", "dev:vring", "dev:dispatch", "dev:fuse", "dev:other"]
 PARTS = GUEST_PARTS + DEV_PARTS
-# The split of issue 17, item 1, from the parts above.
+# The cost breakdown's split, from the parts above.
 SPLIT = [
     ("guest syscall entry (UML ptrace, VFS)", ["entry", "vfs", "hostfs"]),
     ("FUSE core", ["fuse"]),

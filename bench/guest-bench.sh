@@ -59,7 +59,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-# Sizes: the line of bench/sizes named by --size (full is benchmarks.md;
+# Sizes: the line of bench/sizes named by --size (full is the benchmark plan's size;
 # the env line below prints the figures, every line the size's name).
 sizes=$(awk -v s="$size" '$1 == s' "$here/sizes" 2>/dev/null)
 [ -n "$sizes" ] || { echo "guest-bench: --size quick|reduced|full (see $here/sizes)" >&2; exit 2; }

@@ -13,7 +13,7 @@
   report.py summary FILE...
       a plain-text table of guest-bench.sh lines (for ab-in-guest.sh)
   report.py headline results.json   (or --headline)
-      the goal figures of issue 17 from that run, as Markdown lines for
+      the benchmark plan's goal figures from that run, as Markdown lines for
       the README
 
 Every figure in the report is computed here from the JSON: medians, minima
@@ -31,10 +31,10 @@ from harness.charts import slug, svg_bars
 from harness.collect import collect, read, slim_fio
 from harness.stats import beyond_spread, cell, fmt, ratio_cell, stats3
 
-SIZES_TEXT = """Sizes (`bench/guest-bench.sh`): `full` is benchmarks.md (fio {full_fio} file,
+SIZES_TEXT = """Sizes (`bench/guest-bench.sh`): `full` is the benchmark plan's size (fio {full_fio} file,
 {full_fio_s} s; {full_unlink} files for unlink; {full_sf} small files; {full_seq} sequential; stat loop
 {full_stat}); `reduced` is fio {reduced_fio}, {reduced_fio_s} s; {reduced_unlink} files for unlink (the size of
-the baseline in benchmarks.md); {reduced_sf} small files; {reduced_seq} sequential; stat
+the benchmark plan's baseline); {reduced_sf} small files; {reduced_seq} sequential; stat
 loop {reduced_stat}; `quick` is fio {quick_fio}, {quick_fio_s} s; {quick_unlink} files for unlink; {quick_sf} small
 files; {quick_seq} sequential; stat loop {quick_stat} (getppid loop {full_null} / {reduced_null} /
 {quick_null}; clock pairs {full_pair} / {reduced_pair} / {quick_pair}). The objtool build is the same
@@ -127,7 +127,7 @@ GOAL_SKIP_ROWS = ("getppid() syscall, us/call", "clock_gettime pair, us",
                   "clock_gettime pair (same run), us", "stddev, us")
 
 
-# Issue 17's UML goals against intree: (figure, workload, row, op, limit).
+# The benchmark plan's UML goals against intree: (figure, workload, row, op, limit).
 UML_GOALS = (("unlink mean", "unlink", "mean, us", "≤", 0.64),
              ("unlink median", "unlink", "median, us", "≤", 0.64),
              ("fio 1 job, read MiB/s", "fio-1", "read MiB/s", "≥", 1.32),
@@ -173,7 +173,7 @@ def breakdown_module():
 
 
 def breakdown_split():
-    """bench/breakdown.py's SPLIT: the parts of issue 17, item 1."""
+    """bench/breakdown.py's SPLIT: the parts of the cost breakdown."""
     return breakdown_module().SPLIT
 
 
@@ -1036,7 +1036,7 @@ class Report:
         p("")
 
     def goal_figures(self):
-        """Issue 17's goal figures: a list of {"figure", "goal", "ratio",
+        """The benchmark plan's goal figures: a list of {"figure", "goal", "ratio",
         "mark", "met", "detail"}; ratio and met are None where the run has
         no such rows."""
         uml = self.stats_of("uml", self.groups["uml"])
@@ -1152,7 +1152,7 @@ class Report:
 
     def goal_section(self):
         p = self.p
-        p("## Goal figures (issue 17)")
+        p("## Goal figures")
         p("")
         p("Each goal's ratio of medians from this run's tables, its spread mark (beyond / within "
           "spread as in the tables; none with one boot on a side) and whether the median ratio "

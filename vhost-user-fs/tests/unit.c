@@ -786,7 +786,7 @@ static void t_fuse_uninitialized(void)
 	CHECK(req(FUSE_GETATTR, 1, &gi, sizeof(gi), NULL).error == 0);
 }
 
-/* ---- request checks (issue 14) ---- */
+/* ---- request checks ---- */
 
 static void opt_devices(struct options *o)
 {
