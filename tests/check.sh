@@ -101,6 +101,10 @@ version_code_outside_compat() {
 	! git -C "$repo" grep -l LINUX_VERSION_CODE -- '*.c' '*.h' ':!compat.h' ':!tests/'
 }
 t static:no-version-code version_code_outside_compat
+# Every module parameter is in README's table and the Kconfig help.
+t static:params-documented "$repo/tests/static/params-documented.sh" "$repo"
+# No tracked generated files, issue numbers or outside paths.
+t static:housekeeping "$repo/tests/static/housekeeping.sh" "$repo"
 # The Makefile's version check is the only guard where MODVERSIONS is off
 # (Debian's 7.3): a fuse header of another kernel must be refused.
 version_guard() {
