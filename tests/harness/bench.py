@@ -28,8 +28,8 @@ import time
 from harness import configs, counters, report, sizes
 from harness.collect import collect
 from harness.tools import (BENCH, BUILD, CACHE, REPO, Fail, build_uml, git_describe,
-                           install_deps, logger, merge_dev_opts, output, tail, uml_build_key,
-                           vfsbench, vm_run)
+                           hostcost, install_deps, logger, merge_dev_opts, output, tail,
+                           uml_build_key, vfsbench, vm_run)
 
 log = logger("bench")
 
@@ -103,6 +103,8 @@ SETTINGS = (
     ("paired_workloads", "BENCH_PAIRED_WORKLOADS", "fio,unlink,smallfile,seq,build", True,
      "its workloads"),
     ("paired_size", "BENCH_PAIRED_SIZE", "reduced", True, "its sizes (and its build's)"),
+    ("hostcost", "BENCH_HOSTCOST", "1", True, "the host's hand-off costs (bench/hostcost.c) "
+     "between the device's and the guest's first CPUs, before the boots and after them (0|1)"),
     ("notes", "BENCH_NOTES", None, True, "Markdown inserted before the summary "
      "(default <BENCH_OUT>/<name>.notes.md)"),
 )
@@ -112,7 +114,7 @@ COMMAND = ("size", "repeats", "pin_device", "pin_guest", "qemu_pin_device", "qem
            "smp_workloads", "smp_size", "smp_pin_device", "smp_pin_guest", "smp_pin_vcpus", "workloads", "floor", "pin_probe'",
            "probe_repeats", "order", "seed", "build", "make_dir", "breakdown", "breakdown_ops'",
            "breakdown_n", "breakdown_build", "share_dir", "paired_rounds", "paired_configs'",
-           "paired_workloads", "paired_size")
+           "paired_workloads", "paired_size", "hostcost")
 
 
 class Settings:
@@ -570,6 +572,27 @@ def run_paired(s, ctx):
 BREAKDOWN_CONFIGS = "ours-sync ours-async intree"
 
 
+def first_cpu(cpus):
+    """The first CPU of a taskset list ("2-3,5" -> 2)."""
+    return int(cpus.split(",")[0].split("-")[0])
+
+
+def run_hostcost(s, ctx, when):
+    """RAW/hostcost-WHEN: bench/hostcost.c's lines between the first CPU of
+    the device's and of the guest's pinning (the split layout's CPUs)."""
+    if s.hostcost != "1":
+        return
+    a, b = first_cpu(s.pin_device), first_cpu(s.pin_guest)
+    log("host costs (%s): pipe and futex hand-offs, CPUs %d and %d" % (when, a, b))
+    out = subprocess.run([ctx["hostcost"], str(a), str(b)], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+    with open(os.path.join(ctx["raw"], "hostcost-" + when), "w") as f:
+        f.write(out.stdout)
+    if out.returncode:
+        raise Fail("hostcost failed: %s" % out.stdout[-500:])
+
+
+
 def run_breakdown(s, ctx):
     """The cost breakdown (bench/breakdown.sh) after the A/B boots, on the
     same UML flavour and tree: one boot per configuration and operation.
@@ -702,6 +725,7 @@ def main(argv):
         install_deps()
         # 1. Helpers: vfsbench and the build workload's tarball.
         ctx["vfsbench"] = vfsbench()
+        ctx["hostcost"] = hostcost()
         ctx["tarball"] = gen_tarball(s.size) if s.build == "gen" else build_tarball()
         # 2. The UML kernels (built on first use; the runs would each wait for them).
         if s.configs.split():
@@ -714,9 +738,11 @@ def main(argv):
         ctx["raw"] = os.path.join(BUILD, "runs", "%s-%s" % (
             s.name, utcnow().strftime("%H%M%S")))
         os.makedirs(ctx["raw"], exist_ok=True)
+        run_hostcost(s, ctx, "start")
         run_boots(s, ctx)
         run_paired(s, ctx)
         run_breakdown(s, ctx)
+        run_hostcost(s, ctx, "end")
         environment(s, ctx)
     except Fail as e:
         log(e)

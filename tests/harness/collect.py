@@ -175,6 +175,39 @@ def paired(raw):
     return out
 
 
+HOSTCOST_FIELDS = ("kind", "layout", "cpus", "rtt_us_median", "rtt_us_min", "rtt_us_max",
+                   "rounds", "iters")
+
+
+def hostcost_lines(text):
+    """bench/hostcost.c's lines as dicts (the numbers as numbers)."""
+    out = []
+    for ln in text.splitlines():
+        f = ln.split()
+        if not f or f[0] != "hostcost":
+            continue
+        d = dict(kv.split("=", 1) for kv in f[1:] if "=" in kv)
+        if not all(k in d for k in HOSTCOST_FIELDS):
+            continue
+        for k in ("rtt_us_median", "rtt_us_min", "rtt_us_max"):
+            d[k] = float(d[k])
+        for k in ("rounds", "iters"):
+            d[k] = int(d[k])
+        out.append({k: d[k] for k in HOSTCOST_FIELDS})
+    return out
+
+
+def hostcost(raw):
+    """RAW/hostcost-start and -end (bench.py's host-cost probes), or None
+    when the run had neither."""
+    out = {}
+    for when in ("start", "end"):
+        text = read(os.path.join(raw, "hostcost-" + when))
+        if text is not None:
+            out[when] = hostcost_lines(text)
+    return out or None
+
+
 def collect(raw):
     env = counters.pairs(read(os.path.join(raw, "env"), "") or "", strip=False)
     with open(os.path.join(raw, "manifest.jsonl")) as f:
@@ -186,4 +219,7 @@ def collect(raw):
     pd = paired(raw)
     if pd is not None:
         data["paired"] = pd
+    hc = hostcost(raw)
+    if hc is not None:
+        data["hostcost"] = hc
     return data

@@ -823,6 +823,43 @@ class Report:
                                   "overhead_us": stats3(over), "source": sorted(src)}
         return out
 
+    def hostcost_section(self):
+        """The host's hand-off costs (bench/hostcost.c) before and after the
+        boots: what a request pays for each wake-up of another thread, on
+        another CPU or on the same one."""
+        hc = self.data.get("hostcost")
+        if not hc:
+            return
+        p = self.p
+        p("## Host costs: a hand-off between two host threads")
+        p("")
+        p("Round trips of a token between two threads (`bench/hostcost.c`): through two pipes "
+          "(a blocking read each way, as an eventfd kick and its completion) and through a "
+          "futex word, with the threads on two CPUs (cross: the device's and the guest's first "
+          "CPU) or both on one (same). Each cell is the median of the rounds' mean round trip, "
+          "with their min–max. An interrupt-driven request hands off at least twice (kick to "
+          "the device's worker, completion back to the waiting task); a sync request whose "
+          "handler runs on another CPU than its vCPU pays one cross round trip, one on the "
+          "vCPU's CPU none. Ratios measured on a host whose cross cost differs move with it.")
+        p("")
+        whens = [w for w in ("start", "end") if hc.get(w)]
+        p("| kind | layout | CPUs | " + " | ".join("%s, us" % w for w in whens) + " |")
+        p("| --- | --- | --- | " + " | ".join("---:" for _ in whens) + " |")
+        keys = []
+        for w in whens:
+            for d in hc[w]:
+                k = (d["kind"], d["layout"], d["cpus"])
+                if k not in keys:
+                    keys.append(k)
+        for k in keys:
+            cells = []
+            for w in whens:
+                d = next((d for d in hc[w] if (d["kind"], d["layout"], d["cpus"]) == k), None)
+                cells.append("%.1f (%.1f–%.1f)" % (d["rtt_us_median"], d["rtt_us_min"],
+                                                   d["rtt_us_max"]) if d else "")
+            p("| %s | %s | %s | %s |" % (k[0], k[1], k[2], " | ".join(cells)))
+        p("")
+
     def kick_floor_section(self, uml):
         p = self.p
         p("## Kick floor: the transport's round trip, and the sync path above it")
@@ -1273,6 +1310,7 @@ def render(jpath, mdpath, svgdir, notes=None):
     smp = rep.smp_section()
     rep.counters_section()
     rep.device_timing_section()
+    rep.hostcost_section()
     rep.kick_floor_section(uml)
     rep.breakdown_section()
     rep.paired_section()

@@ -402,3 +402,34 @@ class BuildKeys(unittest.TestCase):
         self.assertIn("The UML kernel (driver sources) changed during the run", text)
         self.assertNotIn("SMP UML 7.3 kernel (driver sources) changed", text)
 
+
+
+class HostCost(unittest.TestCase):
+    LINES = (
+        "hostcost kind=pipe layout=cross cpus=0,1 rtt_us_median=41.52 rtt_us_min=40.10 "
+        "rtt_us_max=44.87 rounds=9 iters=2000\n"
+        "hostcost kind=pipe layout=same cpus=0,0 rtt_us_median=4.90 rtt_us_min=4.80 "
+        "rtt_us_max=5.00 rounds=9 iters=2000\n"
+        "warning: something else\n"
+        "hostcost kind=futex layout=cross cpus=0,1 rtt_us_median=oops\n")
+
+    def test_lines_parsed(self):
+        hc = collect.hostcost_lines(self.LINES)
+        self.assertEqual(len(hc), 2)   # the third is no hostcost line, the fourth is short
+        self.assertEqual(hc[0]["kind"], "pipe")
+        self.assertEqual(hc[0]["cpus"], "0,1")
+        self.assertEqual(hc[0]["rtt_us_median"], 41.52)
+        self.assertEqual(hc[1]["rounds"], 9)
+
+    def test_table_before_and_after(self):
+        d = data()
+        end = collect.hostcost_lines(self.LINES.replace("41.52", "60.00"))
+        d["hostcost"] = {"start": collect.hostcost_lines(self.LINES), "end": end}
+        text = rendered(d)
+        self.assertIn("## Host costs", text)
+        self.assertIn("| kind | layout | CPUs | start, us | end, us |", text)
+        self.assertIn("| pipe | cross | 0,1 | 41.5 (40.1–44.9) | 60.0 (40.1–44.9) |", text)
+        self.assertIn("| pipe | same | 0,0 | 4.9 (4.8–5.0) | 4.9 (4.8–5.0) |", text)
+
+    def test_old_json_has_no_section(self):
+        self.assertNotIn("## Host costs", rendered(data()))

@@ -63,15 +63,27 @@ def uml_build_key(flavor, version=None):
         return ""
 
 
-def vfsbench():
-    """build/bench/vfsbench, compiled when missing or older than its source."""
-    src = os.path.join(BENCH, "vfsbench.c")
-    out = os.path.join(BUILD, "vfsbench")
+def bench_tool(name, *libs):
+    """build/bench/NAME from bench/NAME.c, compiled when missing or older
+    than its source."""
+    src = os.path.join(BENCH, name + ".c")
+    out = os.path.join(BUILD, name)
     os.makedirs(BUILD, exist_ok=True)
     if not os.access(out, os.X_OK) or os.path.getmtime(src) > os.path.getmtime(out):
-        if subprocess.run(["gcc", "-O2", "-Wall", "-o", out, src, "-lm"], check=False).returncode:
-            raise Fail("cannot build vfsbench")
+        if subprocess.run(["gcc", "-O2", "-Wall", "-o", out, src] + list(libs),
+                          check=False).returncode:
+            raise Fail("cannot build %s" % name)
     return out
+
+
+def vfsbench():
+    """build/bench/vfsbench (the guest's timing loops)."""
+    return bench_tool("vfsbench", "-lm")
+
+
+def hostcost():
+    """build/bench/hostcost (the host's hand-off costs)."""
+    return bench_tool("hostcost", "-pthread")
 
 
 def merge_dev_opts(args):
