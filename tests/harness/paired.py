@@ -16,12 +16,20 @@ ratio there: its band is 1/m to m, m the control's ratio farthest from
 it is marked "beyond the control". (The control's own min–max need not
 hold 1.00: with four rounds it lies on one side of it one time in eight.)
 
+Each pair also gets the 95 % percentile-bootstrap interval of its median
+per-round ratio (stats.bootstrap_ci). A pair is called faster or slower
+("claim") only where its interval excludes 1.00 and the control's interval
+on that row holds 1.00 (the method resolves that row); otherwise it is "no
+claim". With few rounds the interval is wide: four rounds give at most the
+range of their ratios.
+
 harness/collect.py's paired() reads RAW/paired-status and RAW/paired/
 (bench.py's paired step) into the JSON's "paired"; analyse() works on
 that."""
 import statistics
 
 from harness import metrics
+from harness.stats import bootstrap_ci
 
 CONTROL = ("intree-again", "intree")
 PAIRS = (("ours-sync", "intree"), ("ours-async", "intree"), ("ours-sync", "ours-async"), CONTROL)
@@ -62,7 +70,8 @@ def analyse(data, pairs=PAIRS):
                 continue
             good = [x > 1 if better == "higher" else x < 1 for x in rs]
             row[(a, b)] = {"ratios": rs, "median": statistics.median(rs), "min": min(rs),
-                           "max": max(rs), "better_rounds": sum(good)}
+                           "max": max(rs), "better_rounds": sum(good),
+                           "ci95": bootstrap_ci(rs)}
         if not row:
             continue
         ctl = row.get(CONTROL)
@@ -74,8 +83,23 @@ def analyse(data, pairs=PAIRS):
                 st["beyond_control"] = None
             else:
                 st["beyond_control"] = not 1 / m <= st["median"] <= m
+            st["claim"] = None if pair == CONTROL else claim(st, ctl, better)
         out[(wid, label)] = dict(row, unit=unit, better=better)
     return out
+
+
+def claim(st, ctl, better):
+    """"faster", "slower" or "no claim" for a pair's row: faster or slower
+    only where the pair's 95 % interval excludes 1.00 and the control's
+    holds it; None without a control interval."""
+    if not ctl or not ctl.get("ci95") or not st.get("ci95"):
+        return None
+    lo, hi = st["ci95"]
+    clo, chi = ctl["ci95"]
+    if not clo <= 1.0 <= chi or lo <= 1.0 <= hi:
+        return "no claim"
+    up = lo > 1.0
+    return "faster" if up == (better == "higher") else "slower"
 
 
 def band(ratios):
@@ -90,13 +114,17 @@ def mark(st):
 
 
 def cell(st):
-    """median ratio (min–max), a better in K of N rounds, the mark."""
+    """median ratio (min–max), its 95 % interval, a better in K of N
+    rounds, the mark and the claim."""
     word = mark(st)
     if st.get("band"):
         word = "band %.2f–%.2f" % (1 / st["band"], st["band"])
-    return "%.2f× (%.2f–%.2f), %d/%d%s" % (st["median"], st["min"], st["max"],
-                                           st["better_rounds"], len(st["ratios"]),
-                                           ", " + word if word else "")
+    ci = st.get("ci95")
+    words = [w for w in (word, st.get("claim") if st.get("claim") != "no claim" else None) if w]
+    return "%.2f× (%.2f–%.2f)%s, %d/%d%s" % (
+        st["median"], st["min"], st["max"],
+        ", 95 %% CI %.2f–%.2f" % ci if ci else "",
+        st["better_rounds"], len(st["ratios"]), "".join(", " + w for w in words))
 
 
 def perf(st, better):

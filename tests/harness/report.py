@@ -1053,7 +1053,9 @@ class Report:
           "cells with their *band*, 1/m to m, m the control's per-round ratio farthest from 1.00 "
           "on that row (what the rounds' noise alone did to a ratio). A pair's median ratio "
           "outside the band is **beyond the control**, inside it \"within the control\" (the "
-          "rounds do not tell it from 1.00)." % (pd.get("pin_device", "?"), pd.get("pin_guest", "?"),
+          "rounds do not tell it from 1.00). *95 %% CI*: the percentile-bootstrap interval of the "
+          "median per-round ratio (2,000 resamples); a pair is called *faster* or *slower* only "
+          "where its interval excludes 1.00 and the control's interval on that row holds 1.00." % (pd.get("pin_device", "?"), pd.get("pin_guest", "?"),
                             pd.get("rounds", "?"), pd.get("size", "?"), paired.CONTROL[0],
                             paired.CONTROL[1]))
         p("")

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Medians over boots, their spread, ratios of medians (marked beyond or
-within the spread), and how the report prints them."""
+within the spread), bootstrap intervals, and how the report prints them."""
+import random
 import statistics
 
 
@@ -68,3 +69,18 @@ def ratio_cell(a, b, better):
     sp = beyond_spread(a, b)
     mark = "" if sp is None else (", **beyond spread**" if sp else ", within spread")
     return "%.2f× (%+.1f %%, %s%s)" % (r, change, word, mark)
+
+
+def bootstrap_ci(vals, stat=statistics.median, level=0.95, n=2000, seed=1):
+    """The percentile bootstrap interval (lo, hi) of STAT over VALS at
+    LEVEL: STAT of N resamples drawn with replacement, cut at the
+    (1 - LEVEL) / 2 quantiles. Seeded, so one JSON always gives one
+    report. None with fewer than two values."""
+    vals = [v for v in vals if v is not None]
+    if len(vals) < 2:
+        return None
+    rng = random.Random(seed)
+    k = len(vals)
+    est = sorted(stat([vals[rng.randrange(k)] for _ in range(k)]) for _ in range(n))
+    cut = (1 - level) / 2
+    return (est[int(cut * (n - 1))], est[int(round((1 - cut) * (n - 1)))])

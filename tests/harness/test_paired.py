@@ -165,8 +165,9 @@ class Report(unittest.TestCase):
         self.assertIn("| workload | row | ours-sync vs intree | ours-async vs intree | "
                       "ours-sync vs ours-async | intree-again vs intree |\n| --- | --- | --- | --- "
                       "| --- | --- |\n", md)
-        self.assertIn("| unlink | mean, us | 0.60× (0.60–0.60), 4/4, **beyond the control** |", md)
-        self.assertIn("1.02× (1.01–1.04), 0/4, band 0.96–1.04 |", md)
+        self.assertIn("| unlink | mean, us | 0.60× (0.60–0.60), 95 % CI 0.60–0.60, 4/4, "
+                      "**beyond the control** |", md)
+        self.assertIn("1.02× (1.01–1.04), 95 % CI 1.01–1.04, 0/4, band 0.96–1.04 |", md)
         g = report.Report(self.data(), "/tmp/x.json", "/tmp/x.md", "/tmp/x").goal_figures()
         um = next(x for x in g if x["figure"] == "unlink mean (paired rounds)")
         self.assertAlmostEqual(um["ratio"], 0.6, places=6)
@@ -223,3 +224,25 @@ class Settings(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Interval(unittest.TestCase):
+    def test_bootstrap_interval(self):
+        from harness.stats import bootstrap_ci
+        self.assertIsNone(bootstrap_ci([1.0]))
+        self.assertEqual(bootstrap_ci([2.0, 2.0, 2.0]), (2.0, 2.0))
+        lo, hi = bootstrap_ci([0.5, 0.6, 0.7, 0.8, 0.9] * 6)
+        self.assertTrue(0.5 <= lo < 0.7 < hi <= 0.9, (lo, hi))
+        # seeded: one set of values, one interval
+        self.assertEqual(bootstrap_ci([1, 5, 2, 8, 3]), bootstrap_ci([1, 5, 2, 8, 3]))
+
+    def test_claim_needs_both_intervals(self):
+        ctl = {"ci95": (0.97, 1.03)}
+        self.assertEqual(paired.claim({"ci95": (0.55, 0.65)}, ctl, "lower"), "faster")
+        self.assertEqual(paired.claim({"ci95": (0.55, 0.65)}, ctl, "higher"), "slower")
+        self.assertEqual(paired.claim({"ci95": (1.2, 1.4)}, ctl, "higher"), "faster")
+        self.assertEqual(paired.claim({"ci95": (0.9, 1.1)}, ctl, "lower"), "no claim")
+        # a control whose interval excludes 1.00: the method does not resolve the row
+        self.assertEqual(paired.claim({"ci95": (0.55, 0.65)}, {"ci95": (1.01, 1.04)}, "lower"),
+                         "no claim")
+        self.assertIsNone(paired.claim({"ci95": (0.55, 0.65)}, None, "lower"))
