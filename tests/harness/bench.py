@@ -409,17 +409,22 @@ def uml_args(s, name, pin=None):
         pd, pg = pin.split(":")[0], pin.split(":", 1)[-1]
     head, tail = [], []
     if c.group == "smp":
-        # a sync queue and a request queue per vCPU (tests/vm/run's default)
+        # a sync queue and a request queue per vCPU (tests/vm/run's default),
+        # and a device worker per vCPU for every configuration: with the
+        # device's default of one worker, the request queues of the
+        # interrupt-driven configurations would share one thread while each
+        # sync queue has its own, a difference that is not the sync path.
         pd, pg = s.smp_pin_device, s.smp_pin_guest
         head = ["--kernel", "7.3", "--cpus", s.smp_cpus]
         if s.smp_pin_vcpus:
             head += ["--pin-vcpus", s.smp_pin_vcpus]
+        tail = ["--dev-opts", "--workers=%s" % s.smp_cpus]
     dev = ["--pin-device", pd]
     if c.layout == "faithful":
         dev = []
-        tail = smp_faithful_pins(s.smp_pin_vcpus) if c.group == "smp" else faithful_pins(pd, pg)
-    return head + ["--substrate", "uml", "--flavor", s.flavor] + dev + [
-        "--pin-guest", pg, "--mem", s.mem] + list(c.run_args) + tail
+        tail += smp_faithful_pins(s.smp_pin_vcpus) if c.group == "smp" else faithful_pins(pd, pg)
+    return merge_dev_opts(head + ["--substrate", "uml", "--flavor", s.flavor] + dev + [
+        "--pin-guest", pg, "--mem", s.mem] + list(c.run_args) + tail)
 
 
 def qemu_args(s, name):

@@ -107,16 +107,27 @@ class SmpPinning(unittest.TestCase):
         self.assertNotIn("--pin-device", args)  # started unpinned
         self.assertEqual(args[args.index("--pin-vcpus") + 1], "0-1")
         opts = args[args.index("--dev-opts") + 1].split()
-        self.assertEqual(opts[0], "--pin-sync=0,1")
+        self.assertEqual(opts[:2], ["--workers=2", "--pin-sync=0,1"])
         others = sorted(set(range(os.cpu_count() or 1)) - {0, 1})
-        self.assertEqual(opts[1:], ["--pin-workers=" + ",".join(map(str, others))]
+        self.assertEqual(opts[2:], ["--pin-workers=" + ",".join(map(str, others))]
                          if others else [])
-        self.assertEqual(bench.uml_args(bench.Settings({}), "smp-ours-sync-faithful")[-4:-2],
-                         ["--sync", "on"])
+        args = bench.uml_args(bench.Settings({}), "smp-ours-sync-faithful")
+        self.assertEqual(args[args.index("--sync") + 1], "on")
         with self.assertRaises(bench.Fail):
             bench.uml_args(bench.Settings({"BENCH_SMP_PIN_VCPUS": ""}), "smp-ours-sync-faithful")
         # and the split one keeps its device option
         self.assertIn("--pin-device", bench.uml_args(bench.Settings({}), "smp-ours-sync"))
+
+
+    def test_every_smp_configuration_has_a_worker_per_vcpu(self):
+        # one device worker per vCPU for all of them: the worker model is
+        # not what an SMP ratio measures
+        for name in ("smp-intree", "smp-ours-sync", "smp-ours-sync-faithful"):
+            args = bench.uml_args(bench.Settings({"BENCH_SMP_CPUS": "4"}), name)
+            self.assertEqual(args.count("--dev-opts"), 1, name)
+            self.assertIn("--workers=4", args[args.index("--dev-opts") + 1].split(), name)
+        args = bench.uml_args(bench.Settings({}), "intree")
+        self.assertNotIn("--workers", " ".join(args))
 
 
 class PopulateMemory(unittest.TestCase):
