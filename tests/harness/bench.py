@@ -420,11 +420,16 @@ def uml_args(s, name, pin=None):
             head += ["--pin-vcpus", s.smp_pin_vcpus]
         tail = ["--dev-opts", "--workers=%s" % s.smp_cpus]
     dev = ["--pin-device", pd]
-    if c.layout == "faithful":
+    guest = ["--pin-guest", pg]
+    if c.layout == "colocated":
+        dev = ["--pin-device", pg]
+    elif c.layout == "floating":
+        dev, guest = [], []
+    elif c.layout == "faithful":
         dev = []
         tail += smp_faithful_pins(s.smp_pin_vcpus) if c.group == "smp" else faithful_pins(pd, pg)
-    return merge_dev_opts(head + ["--substrate", "uml", "--flavor", s.flavor] + dev + [
-        "--pin-guest", pg, "--mem", s.mem] + list(c.run_args) + tail)
+    return merge_dev_opts(head + ["--substrate", "uml", "--flavor", s.flavor] + dev + guest + [
+        "--mem", s.mem] + list(c.run_args) + tail)
 
 
 def qemu_args(s, name):

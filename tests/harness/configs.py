@@ -24,6 +24,10 @@ LAYOUTS = {
     "split": "the whole device (every thread) on BENCH_PIN_DEVICE, the guest on BENCH_PIN_GUEST: "
              "a separate device process on another core, every sync kick a cross-core hand-off "
              "to the device's handler thread and back (today's layout)",
+    "colocated": "the whole device and the guest on BENCH_PIN_GUEST: every hand-off between "
+                 "them stays on one core (no cross-core wake-up), for every driver alike",
+    "floating": "nothing pinned: the host's scheduler places the device's threads and the "
+                "guest",
     "faithful": "the guest on BENCH_PIN_GUEST; the device started unpinned, its sync "
                 "handler threads (and the control thread) pinned to the guest's first CPU "
                 "(--pin-sync) and its request-queue workers to BENCH_PIN_DEVICE (--pin-workers), "
@@ -76,9 +80,32 @@ _QEMU = (
 )
 
 
+# The drivers that get every placement (the placement matrix): NAME-colocated
+# and NAME-floating beside NAME, the split layout.
+MATRIX = ("intree", "ours-async", "ours-sync")
+MATRIX_LAYOUTS = ("split", "colocated", "floating")
+
+
+def layout_name(name, layout):
+    """The configuration of driver configuration NAME in LAYOUT."""
+    return name if layout == "split" else "%s-%s" % (name, layout)
+
+
+def _matrix():
+    """The UML rows of the placement matrix's colocated and floating layouts."""
+    out = []
+    for name, meaning, args, drv, sync, color, *_ in _UML:
+        if name not in MATRIX:
+            continue
+        for lay in MATRIX_LAYOUTS[1:]:
+            out.append((layout_name(name, lay), "%s, %s layout" % (meaning, lay), args, drv,
+                        sync, color, lay))
+    return tuple(out)
+
+
 def _all():
     out = []
-    for name, meaning, args, drv, sync, color, *layout in _UML:
+    for name, meaning, args, drv, sync, color, *layout in _UML + _matrix():
         out.append(Config(name, "uml", meaning, args, drv, sync, color, *layout))
     for name, meaning, args, drv, sync, _, *layout in _UML:
         # SMP boots leave the device unpinned; smp-ours-sync-faithful pins
@@ -99,7 +126,9 @@ IN_GUEST = ("tmpfs", "intree", "intree-again", "ours-async", "ours-sync")
 # What make bench runs by default (and bench/ab-uml.sh, "in-guest"; the
 # paired boot, "paired"), and the ratios the report gives (a vs b), per group.
 DEFAULTS = {
-    "uml": "tmpfs intree ours-async ours-sync ours-sync-faithful",
+    "uml": "tmpfs intree ours-async ours-sync ours-sync-faithful intree-colocated "
+           "ours-async-colocated ours-sync-colocated intree-floating ours-async-floating "
+           "ours-sync-floating",
     "qemu": "q-intree q-ours q-intree-virtiofsd",
     "smp": "smp-intree smp-ours-sync smp-ours-sync-faithful",
     "in-guest": "tmpfs intree ours-async ours-sync",
@@ -108,7 +137,12 @@ DEFAULTS = {
 RATIOS = {
     "uml": (("ours-sync", "intree"), ("ours-sync", "ours-async"), ("ours-async", "intree"),
             ("ours-sync-faithful", "intree"), ("ours-sync-faithful", "ours-sync"),
-            ("intree-again", "intree")),
+            ("intree-again", "intree"),
+            # like for like in the other layouts of the placement matrix
+            ("ours-sync-colocated", "intree-colocated"),
+            ("ours-async-colocated", "intree-colocated"),
+            ("ours-sync-floating", "intree-floating"),
+            ("ours-async-floating", "intree-floating")),
     "qemu": (("q-ours", "q-intree"), ("q-intree", "q-intree-virtiofsd")),
     "smp": (("smp-ours-sync", "smp-intree"), ("smp-ours-sync", "smp-ours-sync-inband"),
             ("smp-ours-sync-faithful", "smp-intree")),

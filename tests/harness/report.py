@@ -420,7 +420,7 @@ class Report:
         p("Pinning layouts of the UML boots (device `%s`, guest `%s`):"
           % (self.env.get("pin_device"), self.env.get("pin_guest")))
         p("")
-        for lay in ("split", "faithful"):
+        for lay in configs.LAYOUTS:
             names = ", ".join("`%s`" % c for c in used.get(lay, [])) or "none in this run"
             p("- *%s* (%s): %s." % (lay, names, configs.LAYOUTS[lay]))
         if "faithful" not in used:
@@ -580,6 +580,56 @@ class Report:
         self.cpu_time_table("floor", [c for c in cfgs if c != "tmpfs"],
                             "UML floor boots (cache=never)")
         return out
+
+    def placement_section(self):
+        """Each driver at its own best placement: per UML row, the layout of
+        the placement matrix (configs.MATRIX_LAYOUTS, and ours-sync's
+        faithful one) with the best median for each driver, and the ratios
+        of those bests. The like-for-like ratios per layout are the
+        workload tables' own columns."""
+        cfgs = self.groups["uml"]
+        cands = {d: [c for c in [configs.layout_name(d, lay) for lay in configs.MATRIX_LAYOUTS]
+                     + (["ours-sync-faithful"] if d == "ours-sync" else []) if c in cfgs]
+                 for d in configs.MATRIX}
+        if sum(len(v) > 1 for v in cands.values()) < 2 or not cands["intree"]:
+            return
+        p = self.p
+        p("### Each driver at its best placement")
+        p("")
+        p("Per row, each driver's best layout among those this run booted (median of its "
+          "boots), and the ratio of those bests: what each design gives where it is placed "
+          "best, apart from the like-for-like columns of the tables above. Layouts: " +
+          "; ".join("`%s`" % lay for lay in configs.MATRIX_LAYOUTS) + (", and `faithful` for "
+                                                                      "ours-sync" if
+                                                                      "ours-sync-faithful" in cfgs
+                                                                      else "") + ".")
+        p("")
+        drivers = [d for d in configs.MATRIX if cands[d]]
+        ratios = [(d, "intree") for d in drivers if d != "intree"]
+        p("| workload | metric | " + " | ".join("%s: best" % d for d in drivers) + " | " +
+          " | ".join("%s vs %s, bests" % r for r in ratios) + " |")
+        p("|" + " --- |" * (2 + len(drivers) + len(ratios)))
+        for wid, _, rows in metrics.workloads():
+            for label, unit, better, get, rkind in rows:
+                if label in GOAL_SKIP_ROWS:
+                    continue
+                st = self.row_stats("uml", cfgs, get, rkind)
+                best = {}
+                for d in drivers:
+                    have = [c for c in cands[d] if st.get(c)]
+                    if have:
+                        pick = (max if better == "higher" else min)(have, key=lambda c: st[c][0])
+                        best[d] = (pick, st[pick])
+                if "intree" not in best or len(best) < 2:
+                    continue
+                lay = {d: configs.CONFIGS[best[d][0]].layout for d in best}
+                p("| %s | %s | %s | %s |" % (
+                    wid, label,
+                    " | ".join("%s (%s)" % (cell(best[d][1]), lay[d]) if d in best else "-"
+                               for d in drivers),
+                    " | ".join(ratio_cell(best[a][1], best[b][1], better)
+                               if a in best and b in best else "-" for a, b in ratios)))
+        p("")
 
     def probe_section(self):
         p, env = self.p, self.env
@@ -1307,6 +1357,7 @@ def render(jpath, mdpath, svgdir, notes=None):
     rep.method()
     rep.failed_boots()
     uml = rep.uml_section()
+    rep.placement_section()
     rep.probe_section()
     qemu = rep.qemu_section()
     smp = rep.smp_section()

@@ -433,3 +433,60 @@ class HostCost(unittest.TestCase):
 
     def test_old_json_has_no_section(self):
         self.assertNotIn("## Host costs", rendered(data()))
+
+
+class Placement(unittest.TestCase):
+    def data(self):
+        d = data(with_smp=False)
+        for i in range(2):
+            # co-located in-tree is faster than split in-tree, co-located
+            # ours-sync slower than its faithful layout
+            d["runs"].append(main_run("intree-colocated", 10 + i, 80 + i, 12.0 + i, 10.0 + i))
+            d["runs"].append(main_run("ours-sync-colocated", 10 + i, 45 + i, 13.0 + i, 9.0 + i))
+            d["runs"].append(main_run("ours-sync-faithful", 10 + i, 40 + i, 14.0 + i, 9.0 + i))
+        return d
+
+    def test_like_for_like_columns(self):
+        d = self.data()
+        d["env"].update(pin_device="0", pin_guest="1")
+        text = rendered(d)
+        self.assertIn("ours-sync-colocated vs intree-colocated", text)
+        self.assertNotIn("ours-sync-floating vs intree-floating", text)  # not booted
+        self.assertIn("- *colocated* (`intree-colocated`, `ours-sync-colocated`): ", text)
+        self.assertIn("- *floating* (none in this run): ", text)
+        self.assertIn("- *faithful* (`ours-sync-faithful`): ", text)
+
+    def test_best_of(self):
+        text = rendered(self.data())
+        self.assertIn("### Each driver at its best placement", text)
+        # unlink mean: in-tree's best is co-located (80.5), ours-sync's faithful (40.5)
+        row = next(ln for ln in text.splitlines() if ln.startswith("| unlink | mean, us |"))
+        self.assertIn("80.5 (80.0–81.0) (colocated)", row)
+        self.assertIn("40.5 (40.0–41.0) (faithful)", row)
+        self.assertIn("0.50×", row)     # 40.5 / 80.5
+        # ours-async has a single layout: its best is its split one
+        self.assertIn("(split)", row)
+
+    def test_no_section_without_a_matrix(self):
+        self.assertNotIn("at its best placement", rendered(data(with_smp=False)))
+
+
+class PlacementArgs(unittest.TestCase):
+    def test_layouts_pin_as_named(self):
+        s = bench.Settings({"BENCH_PIN_DEVICE": "0", "BENCH_PIN_GUEST": "1"})
+        args = bench.uml_args(s, "intree-colocated")
+        self.assertEqual(args[args.index("--pin-device") + 1], "1")
+        self.assertEqual(args[args.index("--pin-guest") + 1], "1")
+        args = bench.uml_args(s, "ours-async-floating")
+        self.assertNotIn("--pin-device", args)
+        self.assertNotIn("--pin-guest", args)
+        args = bench.uml_args(s, "ours-sync")
+        self.assertEqual(args[args.index("--pin-device") + 1], "0")
+        # the same driver options in every layout: only the placement differs
+        for d in ("intree", "ours-async", "ours-sync"):
+            base = [a for a in bench.uml_args(s, d) if a not in ("0", "1")]
+            for lay in ("colocated", "floating"):
+                other = bench.uml_args(s, "%s-%s" % (d, lay))
+                self.assertEqual([a for a in base if a not in ("--pin-device", "--pin-guest")],
+                                 [a for a in other if a not in ("--pin-device", "--pin-guest",
+                                                                "0", "1")])
