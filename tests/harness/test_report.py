@@ -273,7 +273,12 @@ class BuildMix(unittest.TestCase):
             for name in ("go.1", "done.1"):
                 with open(os.path.join(case, name), "w") as f:
                     f.write("n=1 ns=2000000000 rc=0\n" if name == "done.1" else "")
-            t0 = bd.mono_mtime(os.path.join(case, "go.1"))
+            # done.1 one second after go.1, the requests half-way: the
+            # window's ends are read back through two clock offsets that
+            # differ by however long the reads were apart
+            go = os.stat(os.path.join(case, "go.1")).st_mtime
+            os.utime(os.path.join(case, "done.1"), (go + 1, go + 1))
+            t0 = bd.mono_mtime(os.path.join(case, "go.1")) + 0.5
             ns = lambda t: int(t * 1e9)
             with open(os.path.join(case, "devtrace"), "w") as f:
                 f.write("queue=1 type=request tid=2 opcode=26 start=%d end=%d\n" % (ns(t0 - 5), ns(t0 - 5) + 10))
