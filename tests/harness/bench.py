@@ -23,9 +23,10 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 
-from harness import configs, counters, report, sizes
+from harness import configs, counters, interleave, report, sizes
 from harness.collect import collect
 from harness.tools import (BENCH, BUILD, CACHE, REPO, Fail, build_uml, git_describe,
                            hostcost, install_deps, logger, merge_dev_opts, output, tail,
@@ -105,6 +106,17 @@ SETTINGS = (
     ("paired_size", "BENCH_PAIRED_SIZE", "reduced", True, "its sizes (and its build's)"),
     ("hostcost", "BENCH_HOSTCOST", "1", True, "the host's hand-off costs (bench/hostcost.c) "
      "between the device's and the guest's first CPUs, before the boots and after them (0|1)"),
+    ("interleave_blocks", "BENCH_INTERLEAVE_BLOCKS", "24", True, "blocks of each interleaved "
+     "pair (bench/interleave.sh: one UML boot per pair, two shares, short blocks in ABBA "
+     "order; 0 skips)"),
+    ("interleave_pairs", "BENCH_INTERLEAVE_PAIRS", " ".join(p[0] for p in interleave.PAIRS),
+     True, "the interleaved pairs (harness/interleave.py; aa is the A/A control)"),
+    ("interleave_workloads", "BENCH_INTERLEAVE_WORKLOADS", "floor,fio,unlink,smallfile", True,
+     "their blocks' workloads (the block size of bench/sizes)"),
+    ("interleave_layout", "BENCH_INTERLEAVE_LAYOUT", "colocated", True, "their placement: "
+     "colocated (both devices and the guest on BENCH_PIN_GUEST) or split"),
+    ("steal_max", "BENCH_STEAL_MAX", "5", True, "an interleaved block during which the host "
+     "lost more than this per cent of its CPU time to steal is run again (twice at most)"),
     ("notes", "BENCH_NOTES", None, True, "Markdown inserted before the summary "
      "(default <BENCH_OUT>/<name>.notes.md)"),
 )
@@ -114,7 +126,8 @@ COMMAND = ("size", "repeats", "pin_device", "pin_guest", "qemu_pin_device", "qem
            "smp_workloads", "smp_size", "smp_pin_device", "smp_pin_guest", "smp_pin_vcpus", "workloads", "floor", "pin_probe'",
            "probe_repeats", "order", "seed", "build", "make_dir", "breakdown", "breakdown_ops'",
            "breakdown_n", "breakdown_build", "share_dir", "paired_rounds", "paired_configs'",
-           "paired_workloads", "paired_size", "hostcost")
+           "paired_workloads", "paired_size", "hostcost", "interleave_blocks",
+           "interleave_pairs'", "interleave_workloads", "interleave_layout", "steal_max")
 
 
 class Settings:
@@ -577,6 +590,120 @@ def run_paired(s, ctx):
         f.writelines("%s=%s\n" % kv for kv in st.items())
 
 
+# ---------------------------------------------------------------- interleave
+
+# Per block, s: an interleaved boot's timeout is this times its blocks.
+INTERLEAVE_BLOCK_TIMEOUT = 300
+HOSTSTAT = ".interleave-hoststat"
+HOSTSTAT_WIDTH = 255
+
+
+def side_opts(config):
+    """tests/vm/run share options of one side of an interleaved pair."""
+    if config in ("intree", "intree-again"):
+        return ["--driver", "intree"]
+    if config == "ours-async":
+        # beside ours-sync the module's sync= is on: no sync queues here
+        return ["--driver", "ours", "--dev-opts", "--sync-queues=0"]
+    if config == "ours-sync":
+        return ["--driver", "ours"]
+    raise Fail("no interleaved side for %s" % config)
+
+
+def interleave_args(s, name, dirs):
+    """(tests/vm/run options, the pair's global --sync) of one interleaved
+    pair: share A (the baseline) first, B second, one device each, placed
+    by BENCH_INTERLEAVE_LAYOUT."""
+    _, b, a, _ = interleave.pair(name)
+    sync = "off" if (a, b) == ("intree", "ours-async") else "on"
+    pin = (["--pin-device", s.pin_guest] if s.interleave_layout == "colocated"
+           else ["--pin-device", s.pin_device])
+    args = ["--substrate", "uml", "--flavor", s.flavor, "--sync", sync, "--mem",
+            str(BOOT["quick"][0]), "--pin-guest", s.pin_guest] + pin
+    args += ["--share", dirs[0]] + side_opts(a) + BENCH_DEV_OPTS
+    args += ["--share", dirs[1]] + side_opts(b) + BENCH_DEV_OPTS
+    # one --dev-opts per share (tests/vm/run keeps a share's last)
+    out, i = [], 0
+    while i < len(args):
+        if args[i] == "--share":
+            j = args.index("--share", i + 1) if "--share" in args[i + 1:] else len(args)
+            out += [args[i], args[i + 1]] + merge_dev_opts(args[i + 2:j])
+            i = j
+        else:
+            out.append(args[i])
+            i += 1
+    return out
+
+
+class HostStat:
+    """Rewrites DIR/.interleave-hoststat in place with the host's /proc/stat
+    cpu line, padded to one width (the guest reads it with O_DIRECT), twice
+    a second until stopped."""
+
+    def __init__(self, d):
+        self.path = os.path.join(d, HOSTSTAT)
+        self.stop = threading.Event()
+        self.write()
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+        self.thread.start()
+
+    def write(self):
+        with open("/proc/stat") as f:
+            line = next(ln for ln in f if ln.startswith("cpu "))
+        with open(self.path, "r+" if os.path.exists(self.path) else "w") as f:
+            f.write(line.rstrip("\n").ljust(HOSTSTAT_WIDTH)[:HOSTSTAT_WIDTH] + "\n")
+
+    def loop(self):
+        while not self.stop.wait(0.5):
+            self.write()
+
+    def close(self):
+        self.stop.set()
+        self.thread.join()
+
+
+def run_interleave(s, ctx):
+    """One UML boot per interleaved pair (harness/interleave.py):
+    RAW/interleave/<pair>/ (tests/vm/run --results) and
+    RAW/interleave-status; a failed pair is recorded, never fatal."""
+    st = {"blocks": s.interleave_blocks, "pairs": s.interleave_pairs,
+          "workloads": s.interleave_workloads, "layout": s.interleave_layout,
+          "steal_max": s.steal_max, "pin_device": s.pin_device, "pin_guest": s.pin_guest}
+    if s.interleave_blocks == "0" or not s.interleave_pairs.split():
+        st["status"] = "not run (BENCH_INTERLEAVE_BLOCKS=0 or no BENCH_INTERLEAVE_PAIRS)"
+    else:
+        results = []
+        for name in s.interleave_pairs.split():
+            base = os.path.realpath(s.share_dir) if s.share_dir else None
+            dirs = [tempfile.mkdtemp(prefix="vfs-share.", dir=base) for _ in range(2)]
+            out = os.path.join(ctx["raw"], "interleave", name)
+            args = interleave_args(s, name, dirs)
+            guest = ["sh", os.path.join(BENCH, "interleave.sh"), "--a", "/mnt/share",
+                     "--b", "/mnt/share1", "--blocks", s.interleave_blocks, "--workloads",
+                     s.interleave_workloads, "--vfsbench", ctx["vfsbench"], "--host-stat",
+                     "/mnt/share/" + HOSTSTAT, "--steal-max", s.steal_max]
+            log("interleaved pair %s: %s blocks of %s (load %s)"
+                % (name, s.interleave_blocks, s.interleave_workloads, loadavg()))
+            t0 = time.time()
+            hs = HostStat(dirs[0])
+            try:
+                with open(os.path.join(ctx["raw"], "interleave-%s.stderr" % name), "w") as err:
+                    rc = vm_run(args + ["--timeout", str(INTERLEAVE_BLOCK_TIMEOUT *
+                                                         int(s.interleave_blocks)),
+                                        "--results", out, "--quiet"], guest, stderr=err)
+            finally:
+                hs.close()
+                for d in dirs:
+                    shutil.rmtree(d, ignore_errors=True)
+            results.append("%s:%s:%d" % (name, "run" if rc == 0 else "failed-%d" % rc,
+                                         int(time.time() - t0)))
+            log("interleaved pair %s: exit status %d in %s" % (name, rc, hms(int(time.time() - t0))))
+        st["status"] = "run"
+        st["results"] = " ".join(results)
+    with open(os.path.join(ctx["raw"], "interleave-status"), "w") as f:
+        f.writelines("%s=%s\n" % kv for kv in st.items())
+
+
 # ---------------------------------------------------------------- breakdown
 
 BREAKDOWN_CONFIGS = "ours-sync ours-async intree"
@@ -751,6 +878,7 @@ def main(argv):
         run_hostcost(s, ctx, "start")
         run_boots(s, ctx)
         run_paired(s, ctx)
+        run_interleave(s, ctx)
         run_breakdown(s, ctx)
         run_hostcost(s, ctx, "end")
         environment(s, ctx)

@@ -208,6 +208,28 @@ def hostcost(raw):
     return out or None
 
 
+def interleave(raw):
+    """RAW/interleave-status and each pair's boot under RAW/interleave/
+    (bench.py's interleave step, harness/interleave.py), or None when the
+    run had no such step."""
+    status = read(os.path.join(raw, "interleave-status"))
+    if status is None:
+        return None
+    out = counters.pairs(status, strip=False)
+    out["pairs"] = {}
+    base = os.path.join(raw, "interleave")
+    for name in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        d = os.path.join(base, name)
+        lines, other = result_lines(read(os.path.join(d, "out"), "") or "")
+        st = read(os.path.join(d, "status"))
+        out["pairs"][name] = {
+            "lines": lines, "guest_log_tail": other[-20:],
+            "guest_status": int(st) if st and st.strip().isdigit() else None,
+            "driver_stats": counters.driver_rows(read(os.path.join(d, "driver-stats"), "") or ""),
+            "timer_lost": timer_lost(read(os.path.join(d, "console"), "") or "")}
+    return out
+
+
 def collect(raw):
     env = counters.pairs(read(os.path.join(raw, "env"), "") or "", strip=False)
     with open(os.path.join(raw, "manifest.jsonl")) as f:
@@ -219,6 +241,9 @@ def collect(raw):
     pd = paired(raw)
     if pd is not None:
         data["paired"] = pd
+    il = interleave(raw)
+    if il is not None:
+        data["interleave"] = il
     hc = hostcost(raw)
     if hc is not None:
         data["hostcost"] = hc

@@ -26,7 +26,7 @@ import json
 import os
 import sys
 
-from harness import configs, counters, metrics, paired, sizes
+from harness import configs, counters, interleave, metrics, paired, sizes
 from harness.charts import slug, svg_bars
 from harness.collect import collect, read, slim_fio
 from harness.stats import beyond_spread, cell, fmt, ratio_cell, stats3
@@ -1124,6 +1124,78 @@ class Report:
                                                 ", " + w[3] if w[3] else "", w[4], w[5]))
         p("")
 
+    # ---------------------------------------------------------- interleave
+
+    def interleave_section(self):
+        """The interleaved pairs (harness/interleave.py): per row and pair,
+        the median of the blocks' ratios B/A, its 95 % interval, the blocks
+        B was better in, the claim, and the sides' guest CPU seconds."""
+        il = self.data.get("interleave")
+        if not il:
+            return
+        p = self.p
+        p("## Interleaved pairs: two shares in one boot, ABBA blocks (bench/interleave.sh)")
+        p("")
+        p("Status: %s." % il.get("status", "?"))
+        p("")
+        prs = il.get("pairs") or {}
+        if not prs:
+            return
+        an = interleave.analyse_all(prs)
+        p("One UML boot per pair, two shares mounted side by side (A the baseline, B the "
+          "other), each on a reference device of its own, placed `%s` (device `%s`, guest "
+          "`%s`: colocated puts both devices on the guest's CPU). Block k runs the `%s` "
+          "workloads at the `block` size on A then B (k odd) or B then A (k even), %s blocks. "
+          "Per row: the median over the blocks of B's figure over A's in the same block (below "
+          "1 is better for times, above 1 for rates), its 95 %% percentile-bootstrap interval "
+          "(2,000 resamples), the blocks B was better in, and the claim: *faster* or *slower* "
+          "only where the interval excludes 1.00 and the A/A pair's interval on that row holds "
+          "1.00. CPU: the guest's user + system seconds of that phase, median of the blocks, "
+          "A / B. A block during which the host lost more than %s %% of its CPU time to steal "
+          "was run again (twice at most); only its last attempt counts."
+          % (il.get("layout", "?"), il.get("pin_device", "?"), il.get("pin_guest", "?"),
+             il.get("workloads", "?"), il.get("blocks", "?"), il.get("steal_max", "?")))
+        p("")
+        p("| pair | B vs A | what differs | blocks | run again | over the steal limit, kept "
+          "| steal, median % | guest status |")
+        p("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        for name, d in prs.items():
+            known = [x for x in interleave.PAIRS if x[0] == name]
+            _, b, a, what = known[0] if known else (name, "?", "?", "?")
+            lines = d.get("lines") or []
+            again, over = interleave.reruns(lines)
+            steal = [x for x in interleave.steal(lines) if x is not None]
+            p("| %s | %s vs %s | %s | %d | %d | %d | %s | %s |" % (
+                name, b, a, what, len(interleave.blocks(lines)), again, over,
+                "%.2f" % sorted(steal)[len(steal) // 2] if steal else "not measured",
+                d.get("guest_status")))
+        p("")
+        names = list(prs)
+        keys = []
+        for n in names:
+            for k in an.get(n, {}):
+                if k not in keys and k[1] not in GOAL_SKIP_ROWS:
+                    keys.append(k)
+        p("| workload | row | " + " | ".join(names) + " |")
+        p("|" + " --- |" * (2 + len(names)))
+        for k in keys:
+            cells = []
+            for n in names:
+                st = an.get(n, {}).get(k)
+                if not st:
+                    cells.append("-")
+                    continue
+                ci = st["ci95"]
+                cpu = ("; CPU %s / %s s" % (fmt(st["cpu_a"]), fmt(st["cpu_b"]))
+                       if st["cpu_a"] is not None and st["cpu_b"] is not None else "")
+                cl = st.get("claim")
+                cells.append("%.2f×%s, %d/%d%s%s" % (
+                    st["median"], " [%.2f–%.2f]" % ci if ci else "", st["better_blocks"],
+                    len(st["ratios"]), ", **%s**" % cl if cl in ("faster", "slower") else
+                    (", no claim" if cl else ""), cpu))
+            p("| %s | %s | %s |" % (k[0], k[1], " | ".join(cells)))
+        p("")
+
     def goal_figures(self):
         """The benchmark plan's goal figures: a list of {"figure", "goal", "ratio",
         "mark", "met", "detail"}; ratio and met are None where the run has
@@ -1367,6 +1439,7 @@ def render(jpath, mdpath, svgdir, notes=None):
     rep.kick_floor_section(uml)
     rep.breakdown_section()
     rep.paired_section()
+    rep.interleave_section()
     rep.goal_section()
     rep.summary_section(uml, qemu, smp)
     rep.notes(notes)

@@ -1,0 +1,96 @@
+# SPDX-License-Identifier: GPL-2.0
+"""harness/interleave.py and its report section: the ABBA blocks of
+bench/interleave.sh."""
+import unittest
+
+from harness import bench, interleave
+from harness.test_report import data, line, rendered
+
+
+def side(k, sd, pos, att, unlink_us, fio_mib):
+    lab = "block=%d side=%s pos=%d attempt=%d" % (k, sd, pos, att)
+    s = {"bw": fio_mib * 1024, "iops": fio_mib * 256}
+    return [line("unlink", label=lab, mean_ns=unlink_us * 1000, median_ns=unlink_us * 1000,
+                 clock_pair_ns=1000, creates_per_s=1000.0, cpu_user_ticks=10,
+                 cpu_sys_ticks=10 if sd == "a" else 5),
+            line("fio-1", label=lab, fio={"read": s, "write": s})]
+
+
+def pair_lines(n, b_unlink, a_unlink=100.0, jitter=0.0, rerun_block=None):
+    out = []
+    for k in range(1, n + 1):
+        attempts = 2 if k == rerun_block else 1
+        for att in range(1, attempts + 1):
+            j = jitter * (1 if k % 3 == 0 else -1 if k % 3 == 1 else 0)
+            first, second = ("a", "b") if k % 2 else ("b", "a")
+            bad = att < attempts  # the rerun attempt's figures are wild and must not count
+            for pos, sd in ((1, first), (2, second)):
+                us = (a_unlink if sd == "a" else b_unlink) + j + (1000 if bad else 0)
+                out += side(k, sd, pos, att, us, 10.0)
+            out.append({"phase": "block", "block": k, "attempt": att,
+                        "order": "ab" if k % 2 else "ba", "steal_pct": 9.0 if bad else 0.5,
+                        "over": bad, "rerun": bad})
+    return out
+
+
+class Analyse(unittest.TestCase):
+    def test_ratios_per_block_last_attempt(self):
+        lines = pair_lines(24, b_unlink=60.0, rerun_block=5)
+        an = interleave.analyse(lines)
+        st = an[("unlink", "mean, us")]
+        self.assertEqual(len(st["ratios"]), 24)
+        self.assertAlmostEqual(st["median"], 0.6)      # the rerun's first attempt left out
+        self.assertEqual(st["better_blocks"], 24)
+        self.assertEqual(st["ci95"], (0.6, 0.6))
+        self.assertEqual((st["cpu_a"], st["cpu_b"]), (0.2, 0.15))
+        self.assertEqual(interleave.reruns(lines), (1, 0))
+
+    def test_claims_follow_the_intervals(self):
+        prs = {"sync-vs-intree": {"lines": pair_lines(24, b_unlink=60.0, jitter=3.0)},
+               "async-vs-intree": {"lines": pair_lines(24, b_unlink=100.0, jitter=3.0)},
+               "aa": {"lines": pair_lines(24, b_unlink=100.0, jitter=3.0)}}
+        an = interleave.analyse_all(prs)
+        self.assertEqual(an["sync-vs-intree"][("unlink", "mean, us")]["claim"], "faster")
+        self.assertEqual(an["async-vs-intree"][("unlink", "mean, us")]["claim"], "no claim")
+        self.assertNotIn("claim", an["aa"][("unlink", "mean, us")])
+        # a control that does not hold 1.00 leaves every pair without a claim
+        prs["aa"] = {"lines": pair_lines(24, b_unlink=110.0, jitter=3.0)}
+        an = interleave.analyse_all(prs)
+        self.assertEqual(an["sync-vs-intree"][("unlink", "mean, us")]["claim"], "no claim")
+
+    def test_report_section(self):
+        d = data(with_smp=False)
+        d["interleave"] = {"status": "run", "blocks": "24", "layout": "colocated",
+                           "workloads": "unlink,fio", "steal_max": "5", "pin_device": "0",
+                           "pin_guest": "1",
+                           "pairs": {"sync-vs-intree": {"lines": pair_lines(24, 60.0, jitter=3.0,
+                                                                            rerun_block=2),
+                                                        "guest_status": 0},
+                                     "aa": {"lines": pair_lines(24, 100.0, jitter=3.0),
+                                            "guest_status": 0}}}
+        text = rendered(d)
+        self.assertIn("## Interleaved pairs", text)
+        self.assertIn("| sync-vs-intree | ours-sync vs intree | the driver (and the sync path) "
+                      "| 24 | 1 | 0 | 0.50 | 0 |", text)
+        row = next(ln for ln in text.splitlines() if ln.startswith("| unlink | mean, us |"))
+        self.assertIn("**faster**", row)
+        self.assertIn("CPU 0.200 / 0.150 s", row)
+
+
+class Args(unittest.TestCase):
+    def test_sides_and_placement(self):
+        s = bench.Settings({"BENCH_PIN_DEVICE": "0", "BENCH_PIN_GUEST": "1"})
+        args = bench.interleave_args(s, "sync-vs-async", ["/A", "/B"])
+        self.assertEqual(args[args.index("--sync") + 1], "on")
+        self.assertEqual(args[args.index("--pin-device") + 1], "1")   # colocated by default
+        a = args[args.index("/A") + 1:args.index("--share", args.index("/A"))]
+        b = args[args.index("/B") + 1:]
+        self.assertEqual(a, ["--driver", "ours", "--dev-opts", "--sync-queues=0 --populate-memory"])
+        self.assertEqual(b, ["--driver", "ours", "--dev-opts", "--populate-memory"])
+        args = bench.interleave_args(s, "async-vs-intree", ["/A", "/B"])
+        self.assertEqual(args[args.index("--sync") + 1], "off")
+        s = bench.Settings({"BENCH_PIN_DEVICE": "0", "BENCH_PIN_GUEST": "1",
+                            "BENCH_INTERLEAVE_LAYOUT": "split"})
+        args = bench.interleave_args(s, "aa", ["/A", "/B"])
+        self.assertEqual(args[args.index("--pin-device") + 1], "0")
+        self.assertEqual(args.count("--driver"), 2)
