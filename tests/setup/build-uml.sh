@@ -65,36 +65,46 @@ if [ -x "$out/linux" ] && [ "$(cat "$out/.key" 2>/dev/null)" = "$key" ]; then
 	exit 0
 fi
 
+# patches_applied: every one of $patches is in $src, in their order. Each
+# is taken back, last first, from copies of the files they touch: two
+# patches may touch the same lines, so one of them alone cannot be taken
+# back (or applied again) on the tree.
+patches_applied() {
+	local tmp files f p rc=0
+	[ -n "$patches" ] || return 0
+	tmp=$(mktemp -d)
+	files=$(sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' $patches | sort -u)
+	for f in $files; do
+		mkdir -p "$tmp/$(dirname "$f")"
+		[ ! -f "$src/$f" ] || cp "$src/$f" "$tmp/$f"
+	done
+	for p in $(printf '%s\n' $patches | tac); do
+		patch -d "$tmp" -p1 -R -s -f <"$p" >/dev/null 2>&1 || { rc=1; break; }
+	done
+	rm -rf "$tmp"
+	return $rc
+}
+
 exec 9>"$base/.lock"
 flock 9
-# A patch changed since the tree was patched (neither applied nor
-# applicable): unpack the tree again. The objects stay in $out; make
-# rebuilds what the patches and the driver touch (they are newer).
-if [ -f "$src/.unpacked" ]; then
-	for p in $patches; do
-		if ! patch -d "$src" -p1 -R --dry-run -s -f <"$p" >/dev/null 2>&1 &&
-			! patch -d "$src" -p1 --dry-run -s -f <"$p" >/dev/null 2>&1; then
-			log "$(basename "$p") changed: the source tree is unpacked again"
-			rm -f "$src/.unpacked"
-			break
-		fi
-	done
+# The patches changed since the tree was patched: unpack the tree again.
+# The objects stay in $out; make rebuilds what is newer.
+if [ -f "$src/.unpacked" ] && ! patches_applied; then
+	log "the test-kernel patches changed: the source tree is unpacked again"
+	rm -f "$src/.unpacked"
 fi
 if [ ! -f "$src/.unpacked" ]; then
 	log "unpacking linux-source $version"
 	rm -rf "$src"
 	mkdir -p "$src"
 	tar -xJf "$kdir/source.tar.xz" -C "$src" --strip-components=1
+	# Fixes the test kernel needs, in order.
+	for p in $patches; do
+		log "applying $(basename "$p")"
+		patch -d "$src" -p1 -s -f <"$p" >&2
+	done
 	touch "$src/.unpacked"
 fi
-# Fixes the test kernel needs, each applied once.
-for p in $patches; do
-	if patch -d "$src" -p1 -R --dry-run -s -f <"$p" >/dev/null 2>&1; then
-		continue
-	fi
-	log "applying $(basename "$p")"
-	patch -d "$src" -p1 -s -f <"$p" >&2
-done
 # Until the driver has sources, the kernel is built with in-tree virtiofs only.
 if [ -f "$repo/Kconfig" ]; then
 	"$repo/scripts/intree.sh" "$src"
