@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -932,6 +934,100 @@ static void t_mknod_devices(void)
 	server_start(false, 64);
 }
 
+/*
+ * CREATE without O_EXCL on a name that exists: nothing but a regular file
+ * is opened. A device must not reach the host's driver (here /dev/zero's
+ * data), and a FIFO would block the open for good: the request runs in a
+ * child with an alarm, so a hang fails the test instead of stopping it.
+ */
+static int create_in_child(const char *name, uint32_t flags)
+{
+	struct fuse_create_in ci = { .flags = flags | O_CREAT,
+		.mode = S_IFREG | 0644 };
+	int status = -1;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		struct reply r;
+
+		alarm(3);
+		r = req(FUSE_CREATE, 1, &ci, sizeof(ci), name, strlen(name) + 1,
+			NULL);
+		_exit(r.error == -ENXIO ? 0 : r.error == 0 ? 1 : 2);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	if (WIFSIGNALED(status))
+		printf("  CREATE %s: killed by signal %d (hung in open)\n",
+		       name, WTERMSIG(status));
+	else if (WEXITSTATUS(status))
+		printf("  CREATE %s: %s\n", name, WEXITSTATUS(status) == 1 ?
+		       "opened" : "unexpected error");
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void t_create_special(void)
+{
+	struct fuse_create_in ci = { .flags = O_RDWR | O_CREAT,
+		.mode = S_IFREG | 0644 };
+	struct fuse_mknod_in fifo = { .mode = S_IFIFO | 0666 };
+	struct fuse_read_in ri = { .size = 16 };
+	struct fuse_entry_out *e;
+	struct fuse_open_out *o;
+	struct reply r;
+	char p[300];
+	int err;
+
+	server_start(false, 64);
+	/* a device made on the host (a root-filesystem share's dev/) */
+	snprintf(p, sizeof(p), "%s/hostzero", share);
+	CHECK(mknod(p, S_IFCHR | 0666, makedev(1, 5)) == 0);
+	r = req(FUSE_CREATE, 1, &ci, sizeof(ci), S("hostzero"), NULL);
+	if (r.error == 0) {
+		e = r.data;
+		o = (void *)(e + 1);
+		ri.fh = o->fh;
+		r = req(FUSE_READ, e->nodeid, &ri, sizeof(ri), NULL);
+		printf("  CREATE hostzero opened it; READ: error %d, %zu bytes\n",
+		       r.error, r.len);
+		r.error = 0;
+	}
+	CHECK(r.error == -ENXIO);
+	/* with --allow-devices a guest-made one is no different */
+	server_start_opts(false, 64, opt_devices);
+	CHECK(create_in_child("hostzero", O_RDONLY) == 0);
+	CHECK(req(FUSE_UNLINK, 1, S("hostzero"), NULL).error == 0);
+	/* a FIFO made by the guest, opened for writing: no reader, ever */
+	server_start(false, 64);
+	CHECK(req(FUSE_MKNOD, 1, &fifo, sizeof(fifo), S("fifo"), NULL).error == 0);
+	CHECK(create_in_child("fifo", O_WRONLY) == 0);
+	CHECK(create_in_child("fifo", O_RDONLY) == 0);
+	CHECK(req(FUSE_UNLINK, 1, S("fifo"), NULL).error == 0);
+	/* a directory and a symlink are refused as open(2) would */
+	CHECK(req(FUSE_CREATE, 1, &ci, sizeof(ci), S("esc_dir"), NULL).error == -ELOOP);
+	sh("mkdir %s/cdir", share);
+	err = req(FUSE_CREATE, 1, &ci, sizeof(ci), S("cdir"), NULL).error;
+	CHECK(err == -EISDIR);
+	sh("rmdir %s/cdir", share);
+	/* an existing regular file still opens, and O_TRUNC truncates it */
+	sh("echo data > %s/reg", share);
+	ci.flags = O_RDWR | O_CREAT | O_TRUNC;
+	r = req(FUSE_CREATE, 1, &ci, sizeof(ci), S("reg"), NULL);
+	CHECK(r.error == 0);
+	e = r.data;
+	CHECK(S_ISREG(e->attr.mode) && e->attr.size == 0);
+	o = (void *)(e + 1);
+	{
+		struct fuse_release_in rel = { .fh = o->fh };
+
+		CHECK(req(FUSE_RELEASE, e->nodeid, &rel, sizeof(rel), NULL).error == 0);
+	}
+	CHECK(req(FUSE_UNLINK, 1, S("reg"), NULL).error == 0);
+	CHECK(kill(getpid(), 0) == 0);
+}
+
 /* What fuse_server__new() writes to stderr for a share at dir. */
 static void start_stderr(const char *dir, char *buf, size_t len)
 {
@@ -1542,6 +1638,7 @@ int main(int argc, char **argv)
 	run("fuse: destroy then requests", t_fuse_uninitialized);
 	run("checks: stale inode numbers are not reused", t_stale_inode_reuse);
 	run("checks: MKNOD of devices refused", t_mknod_devices);
+	run("checks: CREATE opens only regular files", t_create_special);
 	run("checks: nosuid/nodev warning", t_mount_warning);
 	run("checks: --flush: FOPEN_NOFLUSH per mode and file system", t_flush_mode);
 	run("checks: xattr names the host honours refused", t_xattr_filter);
