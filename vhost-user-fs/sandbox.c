@@ -37,6 +37,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,47 @@ static void __attribute__((noreturn)) parent_wait(const struct options *opt,
 	exit(128 + WTERMSIG(status));
 }
 
+#ifndef MOUNT_ATTR_RDONLY
+#define MOUNT_ATTR_RDONLY	0x00000001
+#define MOUNT_ATTR_NOSUID	0x00000002
+#define MOUNT_ATTR_NODEV	0x00000004
+#endif
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE		0x8000
+#endif
+
+/*
+ * The sandbox's view of the share, its submounts included, is nodev and
+ * nosuid (and read-only with --readonly): the kernel refuses to open a
+ * device node there whatever the server does, even with --allow-devices
+ * (MKNOD still makes them, as inert files). mount_setattr (Linux 5.12)
+ * covers the submounts; before it, the share's own mount only.
+ */
+static int share_flags(const struct options *opt)
+{
+	struct {
+		uint64_t set, clr, propagation, userns_fd;
+	} attr = {
+		.set = MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID |
+			(opt->readonly ? MOUNT_ATTR_RDONLY : 0),
+	};
+	unsigned long flags = MS_REMOUNT | MS_BIND | MS_NODEV | MS_NOSUID |
+		(opt->readonly ? MS_RDONLY : 0);
+
+#ifdef SYS_mount_setattr
+	if (!syscall(SYS_mount_setattr, AT_FDCWD, share_path, AT_RECURSIVE,
+		     &attr, sizeof(attr)))
+		return 0;
+	if (errno != ENOSYS)
+		return fail("mount_setattr nodev,nosuid of the share");
+#else
+	(void)attr;
+#endif
+	if (mount(NULL, share_path, NULL, flags, NULL))
+		return fail("nodev,nosuid remount of the share");
+	return 0;
+}
+
 static int enter_namespaces(const struct options *opt)
 {
 	pid_t child;
@@ -140,11 +182,7 @@ static int enter_namespaces(const struct options *opt)
 		return fail("/proc/self/fd");
 	if (mount(share_path, share_path, NULL, MS_BIND | MS_REC, NULL))
 		return fail("bind mount of the share");
-	if (opt->readonly &&
-	    mount(NULL, share_path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY,
-		  NULL))
-		return fail("read-only remount of the share");
-	return 0;
+	return share_flags(opt);
 }
 
 int sandbox__enter(const struct options *opt)

@@ -950,6 +950,28 @@ static bool status_line(pid_t pid, const char *key, char *val, size_t len)
 	return status_line_of(who, key, val, len);
 }
 
+/* The mount options of "/" in pid's mount namespace (its share). */
+static bool root_mount_opts(pid_t pid, char *val, size_t len)
+{
+	char path[64], line[1024], mp[512], opts[128];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*s %*s %*s %*s %511s %127s", mp, opts) == 2 &&
+		    !strcmp(mp, "/")) {
+			snprintf(val, len, "%.127s", opts);
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
 /* What each layer leaves: namespaces, the share as root, capabilities. */
 static void t_sandbox_layers(void)
 {
@@ -980,6 +1002,9 @@ static void t_sandbox_layers(void)
 	CHECK(access(path, F_OK) && errno == ENOENT);
 	snprintf(path, sizeof(path), "/proc/%d/root/secret", child);
 	CHECK(access(path, F_OK) && errno == ENOENT);
+	/* the share is mounted nodev,nosuid there, whatever the host's is */
+	CHECK(root_mount_opts(child, val, sizeof(val)));
+	CHECK(strstr(val, "nodev") && strstr(val, "nosuid"));
 }
 
 /* What the daemon does at exit is in the allow-list too: a clean exit. */
