@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -44,12 +45,20 @@ static struct options opt = {
 
 static int sigfd = -1, stats_fd = -1;
 static bool stop_requested;
+/* who may be the frontend: our uid, root, and the --socket-group */
+static uid_t owner_uid;
+static gid_t socket_gid;
+static bool have_socket_group;
+static const char *socket_group;
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: vhost-user-fs --socket-path=PATH --shared-dir=DIR [options]\n"
 "  --socket-path=PATH     vhost-user UNIX socket to listen on\n"
+"  --socket-group=GROUP   make the socket 0660 and of GROUP, and accept\n"
+"                         its members as the frontend (default: 0600, only\n"
+"                         the daemon's uid and root)\n"
 "  --shared-dir=DIR       directory to share (also -o source=DIR)\n"
 "  --tag=TAG              mount tag in the config space (default share)\n"
 "  --readonly             refuse every modification with EROFS\n"
@@ -218,6 +227,7 @@ struct opt_def {
 
 static const struct opt_def opt_defs[] = {
 	STRING("socket-path", socket_path),
+	OWN("socket-group"),
 	STRING("shared-dir", shared_dir),
 	STRING("tag", tag),
 	FLAG("readonly", readonly),
@@ -358,6 +368,8 @@ static void parse_args(int argc, char **argv)
 			    strcmp(opt.test_forbidden_syscall, "fork"))
 				die_usage("--test-forbidden-syscall=%s: expected uname or fork",
 					  optarg);
+		} else if (!strcmp(name, "socket-group")) {
+			socket_group = optarg;
 		} else if (!strcmp(name, "xattr-prefix")) {
 			if (strncmp(optarg, "user.", 5) || strlen(optarg) > 64)
 				die_usage("--xattr-prefix=%s: must start with user. (at most 64 bytes)",
@@ -374,6 +386,21 @@ static void parse_args(int argc, char **argv)
 		die_usage("%s", "--socket-path is required");
 	if (!opt.shared_dir)
 		die_usage("%s", "--shared-dir is required");
+	if (socket_group) {
+		struct group *g = getgrnam(socket_group);
+		char *end;
+
+		if (g) {
+			socket_gid = g->gr_gid;
+		} else {
+			errno = 0;
+			socket_gid = strtoul(socket_group, &end, 10);
+			if (errno || end == socket_group || *end)
+				die_usage("--socket-group=%s: no such group",
+					  socket_group);
+		}
+		have_socket_group = true;
+	}
 	if (strlen(opt.tag) == 0 || strlen(opt.tag) > 36)
 		die_usage("--tag=%s: 1 to 36 bytes", opt.tag);
 	if (1 + opt.request_queues + opt.sync_queues > FS_MAX_QUEUES)
@@ -425,7 +452,8 @@ static bool on_signal(void)
 static int listen_on(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
+	mode_t old;
+	int fd, err;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		fprintf(stderr, "vhost-user-fs: socket path too long\n");
@@ -436,12 +464,60 @@ static int listen_on(const char *path)
 	if (fd < 0)
 		return -1;
 	unlink(path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 1)) {
+	/*
+	 * Made 0600 (no moment at a wider mode), then given the group; no
+	 * one connects before listen().
+	 */
+	old = umask(0177);
+	err = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (!err && have_socket_group)
+		err = chown(path, -1, socket_gid) || chmod(path, 0660);
+	if (err || listen(fd, 1)) {
 		fprintf(stderr, "vhost-user-fs: %s: %m\n", path);
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+static bool peer_in_group(int fd)
+{
+	gid_t groups[256];
+	socklen_t len = sizeof(groups);
+	unsigned int i;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len))
+		return false;
+	for (i = 0; i < len / sizeof(gid_t); i++) {
+		if (groups[i] == socket_gid)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The frontend speaks for the guest with full authority over the share
+ * (it picks the uid of every request): only our own uid, root, or a
+ * member of --socket-group may be it, whatever the socket's mode.
+ */
+static bool peer_allowed(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len)) {
+		fprintf(stderr, "vhost-user-fs: refused a frontend: SO_PEERCRED: %m\n");
+		return false;
+	}
+	if (cr.uid == 0 || cr.uid == owner_uid ||
+	    (have_socket_group && (cr.gid == socket_gid || peer_in_group(fd))))
+		return true;
+	fprintf(stderr, "vhost-user-fs: refused a frontend: pid %d uid %u gid %u is not uid %u, root%s\n",
+		(int)cr.pid, (unsigned int)cr.uid, (unsigned int)cr.gid,
+		(unsigned int)owner_uid,
+		have_socket_group ? " or in the socket's group" : "");
+	return false;
 }
 
 static int accept_frontend(int lfd)
@@ -462,6 +538,10 @@ static int accept_frontend(int lfd)
 		if (p[0].revents & POLLIN) {
 			int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 
+			if (fd >= 0 && !peer_allowed(fd)) {
+				close(fd);
+				continue;
+			}
 			if (fd >= 0 || errno != EINTR)
 				return fd;
 		}
@@ -495,6 +575,7 @@ int main(int argc, char **argv)
 	int lfd, ret = 0;
 
 	pin__init();
+	owner_uid = getuid();
 	parse_args(argc, argv);
 	fd_limits();
 	/* the guest kernel applies the caller's umask before sending modes */

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -1138,6 +1139,97 @@ static void t_forbidden_syscall(void)
 	forbidden_syscall("--test-forbidden-syscall=fork");
 }
 
+/*
+ * A frontend connecting as uid/gid (65534 = nobody/nogroup here, with no
+ * supplementary group unless extra_gid): 1 if the daemon answered its
+ * GET_FEATURES, 0 if it hung up, -1 if it could not connect.
+ */
+static int peer_served(uid_t uid, gid_t gid, gid_t extra_gid)
+{
+	int status = -1;
+	pid_t pid;
+
+	pid = fork();
+	if (!pid) {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		struct pollfd p = { .events = POLLIN };
+		gid_t groups[1] = { extra_gid };
+		uint64_t f;
+
+		if (setgroups(extra_gid ? 1 : 0, groups) || setgid(gid) ||
+		    setuid(uid))
+			_exit(3);
+		strcpy(sa.sun_path, sock_path);
+		sock = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (connect(sock, (struct sockaddr *)&sa, sizeof(sa)))
+			_exit(2);
+		if (send_msg(1, 0, NULL, 0, -1))		/* GET_FEATURES */
+			_exit(0);
+		p.fd = sock;
+		if (poll(&p, 1, 3000) != 1)
+			_exit(4);
+		_exit(recv_reply(1, &f, sizeof(f)) == 0 ? 1 : 0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -2;
+	switch (WEXITSTATUS(status)) {
+	case 0: return 0;
+	case 1: return 1;
+	case 2: return -1;
+	default: return -2;
+	}
+}
+
+static int exit_status_with(const char *arg);
+
+static void start_and_wait(const char *extra)
+{
+	struct stat st;
+	int i;
+
+	cleanup();
+	strcpy(dir, "/tmp/vufs-vu-XXXXXX");
+	memset(avail_idx, 0, sizeof(avail_idx));
+	extra_arg = extra;
+	start_daemon();
+	for (i = 0; i < 200 && stat(sock_path, &st); i++)
+		usleep(10000);
+	/* let others reach the socket: only its own mode may stop them */
+	chmod(dir, 0711);
+}
+
+/*
+ * The socket is 0600 (0660 and the group with --socket-group), and a peer
+ * other than the daemon's uid, root or a member of that group is hung up
+ * on even where the socket's mode would let it connect.
+ */
+static void t_socket_access(void)
+{
+	struct stat st;
+
+	start_and_wait("--workers=1");
+	CHECK(stat(sock_path, &st) == 0);
+	if ((st.st_mode & 0777) != 0600)
+		printf("  socket mode %o\n", st.st_mode & 0777);
+	CHECK((st.st_mode & 0777) == 0600);
+	CHECK(peer_served(65534, 65534, 0) == -1);	/* EACCES */
+	CHECK(chmod(sock_path, 0666) == 0);
+	CHECK(peer_served(65534, 65534, 0) == 0);	/* hung up on */
+	CHECK(kill(daemon_pid, 0) == 0);
+	CHECK(peer_served(0, 0, 0) == 1);		/* root still is */
+
+	start_and_wait("--workers=1 --socket-group=nogroup");
+	CHECK(stat(sock_path, &st) == 0);
+	CHECK((st.st_mode & 0777) == 0660 && st.st_gid == 65534);
+	CHECK(peer_served(65534, 65534, 0) == 1);	/* primary group */
+	CHECK(peer_served(65533, 1234, 65534) == 1);	/* supplementary */
+	CHECK(chmod(sock_path, 0666) == 0);
+	CHECK(peer_served(65533, 1234, 0) == 0);	/* neither */
+	CHECK(peer_served(0, 0, 0) == 1);
+	cleanup();
+	CHECK(exit_status_with("--socket-group=no-such-group-here") == 2);
+}
+
 /* a kick channel's answers: after this one, none to the queue's kicks */
 #define KICK_ANSWERED	0
 #define KICK_UNANSWERED	1
@@ -1508,5 +1600,6 @@ void vu_tests(const char *daemon)
 	test_run("sandbox: every mode serves, xattrs too", t_modes);
 	test_run("sandbox: --allow-devices keeps CAP_MKNOD", t_allow_devices_cap);
 	test_run("sandbox: a forbidden system call ends the daemon", t_forbidden_syscall);
+	test_run("socket: mode 0600, --socket-group, peer credentials", t_socket_access);
 	cleanup();
 }
