@@ -1230,6 +1230,138 @@ static void t_socket_access(void)
 	CHECK(exit_status_with("--socket-group=no-such-group-here") == 2);
 }
 
+/* SET_MEM_TABLE of one region at MEM_GPA over fd: the acknowledged status. */
+static int64_t mem_table_of(int fd, uint64_t size)
+{
+	struct { uint32_t n, pad; uint64_t gpa, size, uva, off; } mt = {
+		1, 0, MEM_GPA, size, MEM_GPA, 0 };
+
+	return acked(5, &mt, sizeof(mt), fd);
+}
+
+static void setup_queue(unsigned int q)
+{
+	struct vq v = vq_of(q);
+	uint32_t st[2] = { q, QSIZE }, base[2] = { q, 0 }, en[2] = { q, 1 };
+	struct { uint32_t idx, flags; uint64_t desc, used, avail, log; }
+		__attribute__((packed)) a = { q, 0, v.gpa_desc, v.gpa_used,
+					      v.gpa_avail, 0 };
+
+	CHECK(acked(8, st, 8, -1) == 0);
+	CHECK(acked(10, base, 8, -1) == 0);
+	CHECK(acked(9, &a, sizeof(a), -1) == 0);
+	CHECK(acked(18, en, 8, -1) == 0);
+}
+
+/* true while the daemon (the sandbox's parent) has not exited */
+static bool daemon_alive(void)
+{
+	int status;
+
+	if (waitpid(daemon_pid, &status, WNOHANG) == 0)
+		return true;
+	if (WIFSIGNALED(status) || WIFEXITED(status))
+		printf("  the daemon ended: %s %d\n",
+		       WIFSIGNALED(status) ? "signal" : "status",
+		       WIFSIGNALED(status) ? WTERMSIG(status) :
+		       WEXITSTATUS(status));
+	daemon_pid = 0;
+	return false;
+}
+
+/* A request on queue 1 whose buffer lies at offset off of guest memory. */
+static void kick_buffer_at(uint64_t off)
+{
+	struct vq v = vq_of(1);
+	uint16_t slot = avail_idx[1] % QSIZE;
+
+	v.desc[20] = (struct vring_desc){ MEM_GPA + off, 64, 0, 0 };
+	v.avail->ring[slot] = 20;
+	__atomic_store_n(&v.avail->idx, ++avail_idx[1], __ATOMIC_RELEASE);
+	kick(1);
+	usleep(200000);
+}
+
+/*
+ * A region must lie within its file: one larger than its memfd is refused
+ * (a descriptor in its tail would end the daemon with SIGBUS), and a
+ * memfd that allows seals cannot be shrunk under the daemon afterwards.
+ */
+static void t_region_past_file(void)
+{
+	uint64_t f = (1ULL << 32) | (1ULL << 29) | (1ULL << 30) | (1ULL << 1);
+	int64_t r;
+
+	restart("--workers=1");
+	CHECK(!test_failed);
+	CHECK(acked(2, &f, 8, -1) == 0);
+	memfd = memfd_create("guest", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	CHECK(memfd >= 0 && ftruncate(memfd, MEM_SIZE) == 0);
+	mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	CHECK(mem != MAP_FAILED);
+	r = mem_table_of(memfd, 2ULL * MEM_SIZE);
+	if (r == 0) {
+		printf("  a region twice its memfd's size was accepted\n");
+		setup_queue(1);
+		kick_buffer_at(MEM_SIZE + 0x1000);
+		CHECK(daemon_alive());
+	}
+	CHECK(r == 1);
+	/* mmap_offset + size wrapping around is refused as well */
+	{
+		struct { uint32_t n, pad; uint64_t gpa, size, uva, off; } mt = {
+			1, 0, MEM_GPA, MEM_SIZE, MEM_GPA, ~0ULL - 4095 };
+
+		CHECK(acked(5, &mt, sizeof(mt), memfd) == 1);
+	}
+	CHECK(mem_table_of(memfd, MEM_SIZE) == 0);
+	setup_queue(1);
+	CHECK(!test_failed);
+	if (ftruncate(memfd, MEM_SIZE / 2) == 0) {
+		printf("  the memfd was shrunk under the daemon\n");
+		kick_buffer_at(MEM_SIZE / 2 + 0x1000);
+		CHECK(daemon_alive());
+	}
+	CHECK(errno == EPERM);		/* F_SEAL_SHRINK */
+	CHECK(daemon_alive());
+}
+
+/*
+ * A message shorter than its payload is refused: it must not act on what
+ * the previous message left in the buffer.
+ */
+static void t_short_messages(void)
+{
+	static const uint32_t reqs[] = { 8, 9, 10, 12, 13, 14, 18, 35 };
+	uint32_t base[2] = { 1, 5 };
+	unsigned int i;
+	uint64_t f;
+
+	restart("--workers=1");
+	CHECK(!test_failed);
+	f = (1ULL << 32) | (1ULL << 29) | (1ULL << 30) | (1ULL << 1);
+	CHECK(acked(2, &f, 8, -1) == 0);
+	set_guest_memory();
+	setup_queue(1);
+	CHECK(!test_failed);
+	for (i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
+		int64_t st;
+
+		/* a full SET_VRING_BASE leaves { 1, 5 } in the buffer */
+		CHECK(acked(10, base, 8, -1) == 0);
+		st = acked(reqs[i], NULL, 0, -1);
+		if (st != 1)
+			printf("  request %u with no payload: status %lld\n",
+			       reqs[i], (long long)st);
+		CHECK(st == 1);
+	}
+	/* and a SET_VRING_ADDR of 8 bytes, the rest from before */
+	CHECK(acked(9, base, 8, -1) == 1);
+	/* SET_FEATURES of 4 bytes */
+	CHECK(acked(2, &f, 4, -1) == 1);
+	CHECK(daemon_alive());
+}
+
 /* a kick channel's answers: after this one, none to the queue's kicks */
 #define KICK_ANSWERED	0
 #define KICK_UNANSWERED	1
@@ -1601,5 +1733,7 @@ void vu_tests(const char *daemon)
 	test_run("sandbox: --allow-devices keeps CAP_MKNOD", t_allow_devices_cap);
 	test_run("sandbox: a forbidden system call ends the daemon", t_forbidden_syscall);
 	test_run("socket: mode 0600, --socket-group, peer credentials", t_socket_access);
+	test_run("vhost-user: a region past the end of its file is refused", t_region_past_file);
+	test_run("vhost-user: messages shorter than their payload are refused", t_short_messages);
 	cleanup();
 }
