@@ -581,11 +581,10 @@ int main(int argc, char **argv)
 	/* the guest kernel applies the caller's umask before sending modes */
 	umask(0);
 	if (opt.stats_file) {
-		stats_fd = open(opt.stats_file, O_WRONLY | O_CREAT | O_CLOEXEC,
-				0644);
+		stats_fd = dispatch__open_output(opt.stats_file, 0);
 		if (stats_fd < 0) {
-			fprintf(stderr, "vhost-user-fs: %s: %m\n",
-				opt.stats_file);
+			fprintf(stderr, "vhost-user-fs: %s: %s\n",
+				opt.stats_file, strerror(-stats_fd));
 			return 1;
 		}
 	}

@@ -1362,6 +1362,89 @@ static void t_short_messages(void)
 	CHECK(daemon_alive());
 }
 
+/*
+ * The daemon's exit status and stderr, started with --socket-path in a
+ * directory that does not exist (so it stops right after opening its
+ * output files) and the given option.
+ */
+static int run_capture(const char *arg, char *out, size_t len)
+{
+	int fds[2], status = -1;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		dup2(fds[1], 2);
+		execl(daemon_path, daemon_path, "--socket-path=/nonexistent/s",
+		      "--shared-dir=/", arg, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	while ((n = read(fds[0], out + got, len - 1 - got)) > 0)
+		got += n;
+	out[got] = 0;
+	close(fds[0]);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/*
+ * --trace-file and --stats-file are opened as root on a host path: a
+ * symlink, hard link or FIFO planted there is refused, and what it points
+ * to is left alone.
+ */
+static void t_output_files(void)
+{
+	static const char *const opts[] = { "--trace-file", "--stats-file" };
+	char victim[400], planted[400], arg[420], out[2048], buf[16];
+	unsigned int i, kind;
+	int fd;
+
+	cleanup();
+	strcpy(dir, "/tmp/vufs-vu-XXXXXX");
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	snprintf(planted, sizeof(planted), "%s/out", dir);
+	for (i = 0; i < 2; i++) {
+		for (kind = 0; kind < 3; kind++) {
+			fd = open(victim, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+			CHECK(fd >= 0 && write(fd, "keep", 4) == 4);
+			close(fd);
+			unlink(planted);
+			if (kind == 0)
+				CHECK(symlink(victim, planted) == 0);
+			else if (kind == 1)
+				CHECK(link(victim, planted) == 0);
+			else
+				CHECK(mkfifo(planted, 0600) == 0);
+			snprintf(arg, sizeof(arg), "%s=%s", opts[i], planted);
+			CHECK(run_capture(arg, out, sizeof(out)) == 1);
+			fd = open(victim, O_RDONLY);
+			CHECK(fd >= 0);
+			memset(buf, 0, sizeof(buf));
+			CHECK(read(fd, buf, sizeof(buf)) >= 0);
+			close(fd);
+			if (!strstr(out, planted) || strcmp(buf, "keep"))
+				printf("  %s over a %s: \"%s\" left, said: %s",
+				       opts[i], kind == 0 ? "symlink" :
+				       kind == 1 ? "hard link" : "FIFO",
+				       buf, out);
+			CHECK(!strcmp(buf, "keep"));
+			/* refused for the file, not for the socket's path */
+			CHECK(strstr(out, planted));
+		}
+	}
+	/* a regular file is still written */
+	unlink(planted);
+	snprintf(arg, sizeof(arg), "--trace-file=%s", planted);
+	CHECK(run_capture(arg, out, sizeof(out)) == 1);
+	CHECK(!strstr(out, planted) && access(planted, F_OK) == 0);
+}
+
 /* a kick channel's answers: after this one, none to the queue's kicks */
 #define KICK_ANSWERED	0
 #define KICK_UNANSWERED	1
@@ -1735,5 +1818,6 @@ void vu_tests(const char *daemon)
 	test_run("socket: mode 0600, --socket-group, peer credentials", t_socket_access);
 	test_run("vhost-user: a region past the end of its file is refused", t_region_past_file);
 	test_run("vhost-user: messages shorter than their payload are refused", t_short_messages);
+	test_run("output files: no symlink, hard link or FIFO followed", t_output_files);
 	cleanup();
 }
