@@ -112,6 +112,9 @@ static void usage(FILE *f)
 "                         silently (kill), or no filter\n"
 "  --test-forbidden-syscall[=uname|fork]  test knob: once the sandbox is\n"
 "                         up, call uname or fork, which it forbids\n"
+"  --test-escape          test knob: once the sandbox is up, act as a daemon\n"
+"                         taken over by the guest: try to leave it, report\n"
+"                         each attempt, exit 0 if all failed, else 3\n"
 "  --pin-sync=CPU[,CPU...]  pin sync queue i's handler thread to entry\n"
 "                         i mod n, the control thread to all of them\n"
 "  --pin-workers=LIST     pin the worker threads to the CPUs of LIST\n"
@@ -257,6 +260,7 @@ static const struct opt_def opt_defs[] = {
 	UINT("backend-timeout", backend_timeout, 0, 86400),
 	CHOICE("seccomp", seccomp, seccomp_choices),
 	OWN("test-forbidden-syscall"),
+	FLAG("test-escape", test_escape),
 	UINT("max-files", max_files, 16, 1000000),
 	OWN("xattr-prefix"),
 	FLAG("allow-devices", allow_devices),
@@ -449,6 +453,72 @@ static bool on_signal(void)
 	return stop_requested;
 }
 
+/* --test-escape: one attempt's outcome; true if it got out. */
+static bool escape_report(const char *what, int fd, const char *got)
+{
+	if (fd < 0) {
+		fprintf(stderr, "vhost-user-fs: test: escape: %s: refused (%m)\n",
+			what);
+		return false;
+	}
+	fprintf(stderr, "vhost-user-fs: test: escape: %s: ESCAPED: %s\n",
+		what, got);
+	close(fd);
+	return true;
+}
+
+/*
+ * What a daemon taken over by the guest could try with the system calls
+ * the sandbox allows, the share being "/" and the working directory
+ * /proc/self/fd. Nothing is written: an open for writing is the escape.
+ */
+static int test_escape(void)
+{
+	struct {
+		struct file_handle fh;
+		uint32_t ino, gen;
+	} h = { .fh = { .handle_bytes = 8, .handle_type = 1 }, .ino = 2 };
+	struct stat share, st;
+	bool out = false;
+	int mfd, fd;
+
+	/* a forged handle: inode 2, generation 0, the root of ext2/3/4 */
+	mfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (mfd < 0 || fstat(mfd, &share))
+		return 1;
+	fd = open_by_handle_at(mfd, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0 && !fstat(fd, &st) && st.st_ino == share.st_ino &&
+	    st.st_dev == share.st_dev) {
+		/* the share is that root: the handle named nothing outside */
+		close(fd);
+		fd = -1;
+		errno = 0;
+	}
+	if (fd >= 0) {
+		int f = openat(fd, "etc/shadow", O_RDONLY | O_CLOEXEC);
+
+		out |= escape_report("open_by_handle_at of a forged handle", fd,
+				     f >= 0 ? "the file system's root, etc/shadow readable" :
+				     "a directory outside the share");
+		if (f >= 0)
+			close(f);
+	} else {
+		out |= escape_report("open_by_handle_at of a forged handle", -1, NULL);
+	}
+	close(mfd);
+	/* sysctls through the procfs the working directory is in */
+	fd = open("../../sys/kernel/core_pattern", O_WRONLY | O_CLOEXEC);
+	out |= escape_report("write kernel.core_pattern", fd, "opened for writing");
+	fd = open("../../sys/kernel/hostname", O_WRONLY | O_CLOEXEC);
+	out |= escape_report("write kernel.hostname", fd, "opened for writing");
+	fd = open("../../sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+	out |= escape_report("write vm.drop_caches", fd, "opened for writing");
+	/* the host's processes, through the procfs */
+	fd = open("../../1/root/etc/shadow", O_RDONLY | O_CLOEXEC);
+	out |= escape_report("pid 1's root", fd, "etc/shadow readable");
+	return out ? 3 : 0;
+}
+
 static int listen_on(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -619,6 +689,8 @@ int main(int argc, char **argv)
 	if (!srv || sandbox__lock(&opt))
 		goto fail;
 	opt.proc_is_cwd = opt.sandbox != SANDBOX_NONE;
+	if (opt.test_escape)
+		return test_escape();
 	if (opt.test_forbidden_syscall) {
 		const char *call = opt.test_forbidden_syscall;
 

@@ -33,6 +33,7 @@ struct options {
 	bool debug;
 	bool faults;
 	const char *test_forbidden_syscall;	/* NULL, "uname" or "fork" */
+	bool test_escape;		/* --test-escape */
 	/* set by the sandbox: the working directory is /proc/self/fd */
 	bool proc_is_cwd;
 	bool allow_devices;		/* MKNOD of block and char devices */

@@ -1445,6 +1445,53 @@ static void t_output_files(void)
 	CHECK(!strstr(out, planted) && access(planted, F_OK) == 0);
 }
 
+/*
+ * A daemon taken over by the guest (--test-escape runs the attempts in
+ * the sandboxed daemon): a forged file handle, sysctl writes through the
+ * procfs, the host's processes. Every attempt must be refused.
+ */
+static void t_escape(void)
+{
+	char out[4096] = { 0 }, sock_arg[340], share_arg[340], *line;
+	int fds[2], status = -1, refused = 0;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	cleanup();
+	strcpy(dir, "/tmp/vufs-vu-XXXXXX");
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(share, sizeof(share), "%s/share", dir);
+	CHECK(mkdir(share, 0755) == 0);
+	snprintf(sock_arg, sizeof(sock_arg), "--socket-path=%s/sock", dir);
+	snprintf(share_arg, sizeof(share_arg), "--shared-dir=%s", share);
+	CHECK(pipe2(fds, O_CLOEXEC) == 0);
+	pid = fork();
+	if (!pid) {
+		dup2(fds[1], 2);
+		execl(daemon_path, daemon_path, sock_arg, share_arg,
+		      "--test-escape", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	while ((n = read(fds[0], out + got, sizeof(out) - 1 - got)) > 0)
+		got += n;
+	close(fds[0]);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	for (line = strstr(out, "test: escape: "); line;
+	     line = strstr(line + 1, "test: escape: ")) {
+		char *end = strchr(line, '\n');
+
+		if (strstr(line, ": ESCAPED: ") &&
+		    (!end || strstr(line, ": ESCAPED: ") < end))
+			printf("  %.*s\n", end ? (int)(end - line) : 80, line);
+		else
+			refused++;
+	}
+	CHECK(!strstr(out, "ESCAPED"));
+	CHECK(refused == 5);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* a kick channel's answers: after this one, none to the queue's kicks */
 #define KICK_ANSWERED	0
 #define KICK_UNANSWERED	1
@@ -1815,6 +1862,7 @@ void vu_tests(const char *daemon)
 	test_run("sandbox: every mode serves, xattrs too", t_modes);
 	test_run("sandbox: --allow-devices keeps CAP_MKNOD", t_allow_devices_cap);
 	test_run("sandbox: a forbidden system call ends the daemon", t_forbidden_syscall);
+	test_run("sandbox: a taken-over daemon cannot leave it", t_escape);
 	test_run("socket: mode 0600, --socket-group, peer credentials", t_socket_access);
 	test_run("vhost-user: a region past the end of its file is refused", t_region_past_file);
 	test_run("vhost-user: messages shorter than their payload are refused", t_short_messages);
