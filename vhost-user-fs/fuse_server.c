@@ -1760,12 +1760,14 @@ void fuse_server__reset(struct fuse_server *s)
 static unsigned long max_held(const struct options *opt)
 {
 	unsigned long lim = 1UL << 20, cap;
+	/* with every inode pinned the cache never holds an fd of its own */
+	unsigned long cache = opt->pin_inodes ? 0 : opt->fd_cache;
 	struct rlimit rl;
 
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY)
 		lim = rl.rlim_cur;
-	cap = lim > opt->fd_cache + FD_RESERVE + 32 ?
-		(lim - opt->fd_cache - FD_RESERVE) / 2 : 16;
+	cap = lim > cache + FD_RESERVE + 32 ?
+		(lim - cache - FD_RESERVE) / 2 : 16;
 	if (opt->max_files && opt->max_files <= cap)
 		return opt->max_files;
 	if (opt->max_files)
@@ -1885,7 +1887,7 @@ struct fuse_server *fuse_server__new(const struct options *opt)
 		s->root_dev = rst.st_dev;
 	}
 	err = inode__table_init(&s->it, root, opt->fd_cache,
-				max_held(opt));
+				max_held(opt), opt->pin_inodes);
 	if (err) {
 		fprintf(stderr, "vhost-user-fs: inode table: %s\n",
 			strerror(-err));

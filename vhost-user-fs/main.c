@@ -83,6 +83,12 @@ static void usage(FILE *f)
 "                         start with user.); default: only user.* and POSIX\n"
 "                         ACLs pass, other names are refused\n"
 "  --allow-devices        let MKNOD create block and char devices\n"
+"  --file-handles         in the sandbox, keep CAP_DAC_READ_SEARCH and reopen\n"
+"                         evicted inodes by file handle: more inodes than\n"
+"                         the open-file limit allows, but a daemon taken\n"
+"                         over by the guest can then open any file of the\n"
+"                         share's file systems (default: every inode the\n"
+"                         guest knows keeps an fd; beyond --max-files ENFILE)\n"
 "  --sync-late=N          test knob: complete every Nth sync-queue request\n"
 "                         after the kick's acknowledgement (0 = never)\n"
 "  --delay-us=N           test knob: a worker waits N us before it handles\n"
@@ -264,6 +270,7 @@ static const struct opt_def opt_defs[] = {
 	UINT("max-files", max_files, 16, 1000000),
 	OWN("xattr-prefix"),
 	FLAG("allow-devices", allow_devices),
+	FLAG("file-handles", file_handles),
 	UINT("config-size", config_size, 40, 48),
 	CPUS("pin-sync", pin_sync),
 	CPUS("pin-workers", pin_workers),
@@ -685,6 +692,7 @@ int main(int argc, char **argv)
 		goto fail;
 	}
 
+	opt.pin_inodes = opt.sandbox != SANDBOX_NONE && !opt.file_handles;
 	srv = fuse_server__new(&opt);
 	if (!srv || sandbox__lock(&opt))
 		goto fail;

@@ -988,9 +988,9 @@ static void t_sandbox_layers(void)
 	eff = strtoull(val, NULL, 16);
 	CHECK(status_line(child, "CapBnd", val, sizeof(val)));
 	bnd = strtoull(val, NULL, 16);
-	/* CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID SETGID SETUID */
-	CHECK(eff == 0xdfULL);
-	CHECK(bnd == 0xdfULL);
+	/* CHOWN DAC_OVERRIDE FOWNER FSETID SETGID SETUID: no DAC_READ_SEARCH */
+	CHECK(eff == 0xdbULL);
+	CHECK(bnd == 0xdbULL);
 	CHECK(status_line(child, "NoNewPrivs", val, sizeof(val)) &&
 	      atoi(val) == 1);
 	CHECK(status_line(child, "Seccomp", val, sizeof(val)));
@@ -1003,6 +1003,15 @@ static void t_sandbox_layers(void)
 	CHECK(access(path, F_OK) && errno == ENOENT);
 	snprintf(path, sizeof(path), "/proc/%d/root/secret", child);
 	CHECK(access(path, F_OK) && errno == ENOENT);
+	/* a UTS namespace of its own: no sethostname reaches the host */
+	{
+		char a[64] = "", b[64] = "";
+
+		snprintf(path, sizeof(path), "/proc/%d/ns/uts", child);
+		CHECK(readlink(path, a, sizeof(a) - 1) > 0);
+		CHECK(readlink("/proc/self/ns/uts", b, sizeof(b) - 1) > 0);
+		CHECK(strcmp(a, b));
+	}
 	/* the share is mounted nodev,nosuid there, whatever the host's is */
 	CHECK(root_mount_opts(child, val, sizeof(val)));
 	CHECK(strstr(val, "nodev") && strstr(val, "nosuid"));
@@ -1065,12 +1074,12 @@ static void t_modes(void)
 		CHECK(sandboxed_pid() == 0);		/* no pid namespace */
 		CHECK(status_line(daemon_pid, "CapEff", val, sizeof(val)));
 		if (i == 1) {
-			CHECK(strtoull(val, NULL, 16) == 0xdfULL);
+			CHECK(strtoull(val, NULL, 16) == 0xdbULL);
 			snprintf(path, sizeof(path), "/proc/%d/root/file",
 				 daemon_pid);
 			CHECK(access(path, F_OK) == 0);
 		} else {
-			CHECK(strtoull(val, NULL, 16) != 0xdfULL);
+			CHECK(strtoull(val, NULL, 16) != 0xdbULL);
 		}
 		CHECK(status_line(daemon_pid, "Seccomp", val, sizeof(val)) &&
 		      atoi(val) == 2);
@@ -1091,9 +1100,16 @@ static void t_allow_devices_cap(void)
 	child = sandboxed_pid();
 	CHECK(child > 0);
 	CHECK(status_line(child, "CapEff", val, sizeof(val)));
-	CHECK(strtoull(val, NULL, 16) == (0xdfULL | 1ULL << 27));
+	CHECK(strtoull(val, NULL, 16) == (0xdbULL | 1ULL << 27));
 	CHECK(status_line(child, "CapBnd", val, sizeof(val)));
-	CHECK(strtoull(val, NULL, 16) == (0xdfULL | 1ULL << 27));
+	CHECK(strtoull(val, NULL, 16) == (0xdbULL | 1ULL << 27));
+	/* --file-handles keeps DAC_READ_SEARCH, for open_by_handle_at */
+	restart("--file-handles");
+	CHECK(!test_failed);
+	child = sandboxed_pid();
+	CHECK(child > 0);
+	CHECK(status_line(child, "CapEff", val, sizeof(val)));
+	CHECK(strtoull(val, NULL, 16) == (0xdbULL | 1ULL << 2));
 }
 
 /*
@@ -1860,7 +1876,7 @@ void vu_tests(const char *daemon)
 	test_run("sandbox: '..' out of a directory moved off the share", t_moved_dir);
 	test_run("sandbox: namespaces, root, capabilities, seccomp", t_sandbox_layers);
 	test_run("sandbox: every mode serves, xattrs too", t_modes);
-	test_run("sandbox: --allow-devices keeps CAP_MKNOD", t_allow_devices_cap);
+	test_run("sandbox: --allow-devices keeps CAP_MKNOD, --file-handles DAC_READ_SEARCH", t_allow_devices_cap);
 	test_run("sandbox: a forbidden system call ends the daemon", t_forbidden_syscall);
 	test_run("sandbox: a taken-over daemon cannot leave it", t_escape);
 	test_run("socket: mode 0600, --socket-group, peer credentials", t_socket_access);
