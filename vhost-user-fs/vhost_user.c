@@ -1066,7 +1066,6 @@ static void dev_reset(struct vu_dev *vu)
 	resume_all(vu);
 }
 
-/* Returns 0 if handled (reply sent if it has one), 1 for ack-able, -1 error */
 /*
  * The payload each request needs at least; 0 for none or checked by its
  * handler (SET_MEM_TABLE, GET_CONFIG). A shorter message would act on
@@ -1093,6 +1092,7 @@ static uint32_t payload_min(uint32_t request)
 	return 0;
 }
 
+/* Returns 0 if handled (reply sent if it has one), 1 for ack-able, -1 error */
 static int handle_msg(struct vu_dev *vu, struct vu_msg *m)
 {
 	if (m->hdr.size < payload_min(m->hdr.request)) {
