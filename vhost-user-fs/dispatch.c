@@ -254,6 +254,9 @@ static uint32_t process_chain_timed(struct fs_dev *dev, struct fuse_ctx *ctx,
 	in_len = e->rd_len;
 	iov__copy_from(e->iov, e->rd_num, ctx->in,
 		       in_len < ctx->in_cap ? in_len : ctx->in_cap);
+	/* the request is not all there: never act on part of it */
+	if (iov__fault_pending())
+		return 0;
 	*fault = dev->opt->faults ? fault__of(ctx, in_len) : FAULT_NONE;
 	t0 = now_ns();
 	out_len = fuse_server__handle(dev->srv, ctx, in_len, e->wr_len, &error);
@@ -305,6 +308,9 @@ static void complete_chain_locked(struct fs_queue *q, uint16_t head,
 {
 	unsigned int n = fault__pushes(fault);
 
+	/* its buffers faulted: the queue is broken, nothing is published */
+	if (iov__fault_take(&q->vr))
+		return;
 	if (fault == FAULT_CLOSE)
 		q->dev->ops->hang_up(q->dev->transport, q->index, kick_waits);
 	while (n--)

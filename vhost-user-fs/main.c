@@ -679,6 +679,8 @@ int main(int argc, char **argv)
 	/* blocked before any thread exists, so every thread inherits it */
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (vring__catch_faults())
+		perror("vhost-user-fs: sigaction SIGBUS");
 
 	/* the socket lives outside the share: listen before the sandbox */
 	lfd = listen_on(opt.socket_path);

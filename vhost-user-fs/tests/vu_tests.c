@@ -1343,6 +1343,47 @@ static void t_region_past_file(void)
 }
 
 /*
+ * A region file that takes no seal (here a memfd without
+ * MFD_ALLOW_SEALING; UML's file, a memory-backend-file) shrunk under the
+ * daemon: the access to its lost tail faults, the queue is marked broken,
+ * the daemon keeps serving (the other queues, and the next frontend).
+ */
+static void t_region_shrunk(void)
+{
+	uint64_t f = (1ULL << 32) | (1ULL << 29) | (1ULL << 30) | (1ULL << 1);
+	uint32_t st[2] = { 1, 0 };
+	struct { uint32_t idx, num; } r;
+	struct fuse_getattr_in gi = { 0 };
+	struct fuse_out_header *oh;
+
+	restart("--workers=1");
+	CHECK(!test_failed);
+	CHECK(acked(2, &f, 8, -1) == 0);
+	memfd = memfd_create("guest", MFD_CLOEXEC);
+	CHECK(memfd >= 0 && ftruncate(memfd, MEM_SIZE) == 0);
+	mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	CHECK(mem != MAP_FAILED);
+	CHECK(mem_table_of(memfd, MEM_SIZE) == 0);
+	setup_queue(1);
+	setup_queue(2);
+	CHECK(!test_failed);
+	CHECK(ftruncate(memfd, MEM_SIZE / 2) == 0);	/* no seal possible */
+	kick_buffer_at(MEM_SIZE / 2 + 0x1000);
+	CHECK(daemon_alive());
+	/* queue 1 is broken: nothing published, its base still answered */
+	CHECK(vq_of(1).used->idx == 0);
+	CHECK(send_msg(11, 0, st, sizeof(st), -1) == 0);	/* GET_VRING_BASE */
+	CHECK(recv_reply(11, &r, sizeof(r)) == 0);
+	/* the sync queue, in the part still there, serves on */
+	fuse_init_sync();
+	CHECK(!test_failed);
+	oh = submit(2, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
+	CHECK(kick(2) == 0);
+	CHECK(oh->error == 0);
+	CHECK(daemon_alive());
+}
+
+/*
  * A message shorter than its payload is refused: it must not act on what
  * the previous message left in the buffer.
  */
@@ -1881,6 +1922,7 @@ void vu_tests(const char *daemon)
 	test_run("sandbox: a taken-over daemon cannot leave it", t_escape);
 	test_run("socket: mode 0600, --socket-group, peer credentials", t_socket_access);
 	test_run("vhost-user: a region past the end of its file is refused", t_region_past_file);
+	test_run("vhost-user: a region file shrunk later breaks the queue only", t_region_shrunk);
 	test_run("vhost-user: messages shorter than their payload are refused", t_short_messages);
 	test_run("output files: no symlink, hard link or FIFO followed", t_output_files);
 	cleanup();
