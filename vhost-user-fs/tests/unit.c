@@ -1541,6 +1541,58 @@ static void t_pin_cap(void)
 	server_start(false, 64);
 }
 
+static void opt_pin_all(struct options *o)
+{
+	o->max_files = 32;
+	o->pin_inodes = true;
+}
+
+/*
+ * The sandbox's mode (no handle decoded): every known inode keeps its fd,
+ * whatever the fd cache's size, so none is ever reopened by handle; beyond
+ * --max-files a new inode gets ENFILE, and FORGET gives the room back.
+ */
+static void t_pin_all(void)
+{
+	struct fuse_getattr_in gi = { 0 };
+	static uint64_t nodes[40];
+	int i, n = 0, enfile = 0, before, err;
+	uint64_t dir;
+	char name[32];
+
+	sh("mkdir -p %s/pa && for i in $(seq 0 39); do : > %s/pa/f$i; done",
+	   share, share);
+	server_start_opts(false, 4, opt_pin_all);
+	before = count_fds();
+	dir = lookup(1, "pa", &err);
+	CHECK(err == 0);
+	for (i = 0; i < 40; i++) {
+		uint64_t k;
+
+		snprintf(name, sizeof(name), "f%d", i);
+		k = lookup(dir, name, &err);
+		if (err == -ENFILE) {
+			enfile++;
+			continue;
+		}
+		CHECK(err == 0);
+		nodes[n++] = k;
+	}
+	printf("     %d looked up, %d ENFILE, %d fds more than before\n", n,
+	       enfile, count_fds() - before);
+	CHECK(n >= 28 && enfile > 0 && n + enfile == 40);
+	/* an fd cache of 4, yet all of them still have their fd */
+	CHECK(count_fds() - before >= n);
+	for (i = 0; i < n; i++)
+		CHECK(req(FUSE_GETATTR, nodes[i], &gi, sizeof(gi), NULL).error == 0);
+	for (i = 0; i < n; i++)
+		forget(nodes[i], 1);
+	CHECK(count_fds() - before <= 4);
+	CHECK(lookup(dir, "f39", &err) && err == 0);
+	sh("rm -rf %s/pa", share);
+	server_start(false, 64);
+}
+
 /* More mounts in the share than a fixed table had room for. */
 #define NMOUNTS	20
 static void many_mounts_check(void)
@@ -1646,6 +1698,7 @@ int main(int argc, char **argv)
 	run("checks: xattr reply longer than the buffer", t_xattr_reply_room);
 	run("checks: killpriv on write and truncate", t_killpriv);
 	run("checks: pinned and open files capped", t_pin_cap);
+	run("checks: every inode pinned (the sandbox: no handle decoded)", t_pin_all);
 	run("checks: more mounts than 16", t_many_mounts);
 	fuse_server__free(srv);
 	sh("rm -rf %s", tmpdir);
