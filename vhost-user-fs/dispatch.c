@@ -17,6 +17,7 @@
 #include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -167,11 +168,46 @@ bool dispatch__runnable(struct fs_queue *q)
 	return r;
 }
 
+/*
+ * An output file on a host path, opened as root before the sandbox: never
+ * through a symlink (O_NOFOLLOW), never a FIFO or device (opened
+ * non-blocking, then checked), never a file with another name too (a hard
+ * link planted there). Emptied after the checks, not by O_TRUNC.
+ */
+int dispatch__open_output(const char *path, int flags)
+{
+	struct stat st;
+	int fd, err = 0;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
+		  O_CLOEXEC | (flags & O_APPEND), 0644);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st))
+		err = -errno;
+	else if (!S_ISREG(st.st_mode))
+		err = -EINVAL;
+	else if (st.st_nlink > 1)
+		err = -EMLINK;
+	else if ((flags & O_TRUNC) && ftruncate(fd, 0))
+		err = -errno;
+	else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK))
+		err = -errno;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 int dispatch__trace_open(const char *path)
 {
-	trace_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
-			0644);
-	return trace_fd < 0 ? -errno : 0;
+	trace_fd = dispatch__open_output(path, O_TRUNC | O_APPEND);
+	if (trace_fd >= 0)
+		return 0;
+	errno = -trace_fd;
+	trace_fd = -1;
+	return -errno;
 }
 
 static uint64_t now_ns(void)
@@ -218,6 +254,9 @@ static uint32_t process_chain_timed(struct fs_dev *dev, struct fuse_ctx *ctx,
 	in_len = e->rd_len;
 	iov__copy_from(e->iov, e->rd_num, ctx->in,
 		       in_len < ctx->in_cap ? in_len : ctx->in_cap);
+	/* the request is not all there: never act on part of it */
+	if (iov__fault_pending())
+		return 0;
 	*fault = dev->opt->faults ? fault__of(ctx, in_len) : FAULT_NONE;
 	t0 = now_ns();
 	out_len = fuse_server__handle(dev->srv, ctx, in_len, e->wr_len, &error);
@@ -269,6 +308,9 @@ static void complete_chain_locked(struct fs_queue *q, uint16_t head,
 {
 	unsigned int n = fault__pushes(fault);
 
+	/* its buffers faulted: the queue is broken, nothing is published */
+	if (iov__fault_take(&q->vr))
+		return;
 	if (fault == FAULT_CLOSE)
 		q->dev->ops->hang_up(q->dev->transport, q->index, kick_waits);
 	while (n--)

@@ -106,5 +106,7 @@ void dispatch__stats_print(FILE *f);
 void dispatch__stats_started(struct fs_queue *q);
 /* --trace-file: one line per processed chain; 0 or -errno. */
 int dispatch__trace_open(const char *path);
+/* A host output file, safely (see dispatch.c): an fd or -errno. */
+int dispatch__open_output(const char *path, int flags);
 
 #endif

@@ -784,6 +784,74 @@ static int op_open(struct req *r, struct inode *ino)
 	return 0;
 }
 
+/*
+ * An existing name for CREATE without O_EXCL: only a regular file is
+ * opened. The name is opened O_PATH first (no driver's open runs, a FIFO
+ * cannot block), checked, then reopened through /proc/self/fd: the same
+ * inode, whatever happens to the name meanwhile.
+ */
+static int open_existing(struct fuse_server *s, int dirfd, const char *name,
+			 int flags)
+{
+	struct stat st;
+	char path[32];
+	int pfd, fd, err = 0;
+
+	pfd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	if (fstat(pfd, &st))
+		err = -errno;
+	else if (S_ISLNK(st.st_mode))
+		err = -ELOOP;		/* as O_CREAT | O_NOFOLLOW says */
+	else if (S_ISDIR(st.st_mode))
+		err = -EISDIR;
+	else if (!S_ISREG(st.st_mode))
+		err = -ENXIO;		/* as OPEN says for these */
+	if (err) {
+		close(pfd);
+		return err;
+	}
+	snprintf(path, sizeof(path), "%d", pfd);
+	{
+		/* an existing file may be truncated: killpriv */
+		bool dropped = (flags & O_TRUNC) && fsetid_drop();
+
+		fd = openat(s->proc_fd, path, flags & ~(O_CREAT | O_EXCL));
+		err = fd < 0 ? -errno : 0;
+		fsetid_restore(dropped);
+	}
+	close(pfd);
+	return fd < 0 ? err : fd;
+}
+
+/*
+ * CREATE's open: a new file with O_EXCL always, so that an existing name
+ * is never opened by openat(O_CREAT), which opens devices and blocks on
+ * FIFOs; without the guest's O_EXCL, an existing regular file is opened
+ * after a type check. An fd, or -errno.
+ */
+static int create_or_open(struct fuse_server *s, int dirfd, const char *name,
+			  int flags, bool excl, mode_t mode)
+{
+	int tries, fd;
+
+	for (tries = 0; tries < 8; tries++) {
+		fd = openat(dirfd, name,
+			    (flags & ~O_TRUNC) | O_CREAT | O_EXCL | O_NOFOLLOW,
+			    mode);
+		if (fd >= 0)
+			return fd;
+		if (errno != EEXIST || excl)
+			return -errno;
+		fd = open_existing(s, dirfd, name, flags);
+		/* gone between the two: create it again */
+		if (fd != -ENOENT)
+			return fd;
+	}
+	return -EAGAIN;
+}
+
 static int op_create(struct req *r, struct inode *dir)
 {
 	const struct fuse_create_in *in = arg_take(r, sizeof(*in));
@@ -806,22 +874,15 @@ static int op_create(struct req *r, struct inode *dir)
 	flags = open_flags(s, in->flags);
 	if (flags < 0)
 		return flags;
-	flags |= O_CREAT | O_NOFOLLOW | (in->flags & O_EXCL);
 	/* do not make a file we could not open */
 	if (!inode__open_room(&s->it))
 		return -ENFILE;
 	creds_set(r->ih);
-	{
-		/* an existing file may be truncated */
-		bool dropped = (flags & O_TRUNC) && fsetid_drop();
-
-		fd = openat(inode__fd(dir), name, flags, in->mode);
-		err = fd < 0 ? -errno : 0;
-		fsetid_restore(dropped);
-	}
+	fd = create_or_open(s, inode__fd(dir), name, flags,
+			    in->flags & O_EXCL, in->mode);
 	creds_restore();
-	if (err)
-		return err;
+	if (fd < 0)
+		return fd;
 	err = do_lookup(s, dir, name, e);
 	if (err)
 		goto fail;
@@ -1699,12 +1760,14 @@ void fuse_server__reset(struct fuse_server *s)
 static unsigned long max_held(const struct options *opt)
 {
 	unsigned long lim = 1UL << 20, cap;
+	/* with every inode pinned the cache never holds an fd of its own */
+	unsigned long cache = opt->pin_inodes ? 0 : opt->fd_cache;
 	struct rlimit rl;
 
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY)
 		lim = rl.rlim_cur;
-	cap = lim > opt->fd_cache + FD_RESERVE + 32 ?
-		(lim - opt->fd_cache - FD_RESERVE) / 2 : 16;
+	cap = lim > cache + FD_RESERVE + 32 ?
+		(lim - cache - FD_RESERVE) / 2 : 16;
 	if (opt->max_files && opt->max_files <= cap)
 		return opt->max_files;
 	if (opt->max_files)
@@ -1824,7 +1887,7 @@ struct fuse_server *fuse_server__new(const struct options *opt)
 		s->root_dev = rst.st_dev;
 	}
 	err = inode__table_init(&s->it, root, opt->fd_cache,
-				max_held(opt));
+				max_held(opt), opt->pin_inodes);
 	if (err) {
 		fprintf(stderr, "vhost-user-fs: inode table: %s\n",
 			strerror(-err));

@@ -412,6 +412,8 @@ static struct inode *inode_new(struct inode_table *t, int fd,
 						    fh->handle_bytes);
 
 		ino->fh = small ? small : fh;
+		/* kept for identity only: it will never be decoded */
+		ino->pinned = t->pin_all;
 	} else {
 		/* no handles on this file system: keep the fd for good */
 		free(fh);
@@ -724,7 +726,7 @@ void inode__table_destroy(struct inode_table *t)
 }
 
 int inode__table_init(struct inode_table *t, int root_fd, unsigned long fd_max,
-		      unsigned long held_max)
+		      unsigned long held_max, bool pin_all)
 {
 	struct inode *root;
 	struct stat st;
@@ -734,6 +736,7 @@ int inode__table_init(struct inode_table *t, int root_fd, unsigned long fd_max,
 	pthread_mutex_init(&t->lock, NULL);
 	t->fd_max = fd_max;
 	t->held_max = held_max;
+	t->pin_all = pin_all;
 	t->nbuckets = 1024;
 	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
 	if (!t->buckets)

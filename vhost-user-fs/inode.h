@@ -39,6 +39,12 @@ struct inode_table {
 	int nmounts, mounts_cap;
 	struct inode_mount { int id; int fd; } *mounts;
 	struct inode *root;
+	/*
+	 * Every inode keeps its fd until FORGET (bounded by held_max): the
+	 * sandbox's daemon cannot decode file handles (README: Security
+	 * model). Handles are still taken, to tell inodes apart.
+	 */
+	bool pin_all;
 };
 
 /*
@@ -47,7 +53,7 @@ struct inode_table {
  * fd too) and the fds of unlinked or handle-less inodes.
  */
 int inode__table_init(struct inode_table *t, int root_fd, unsigned long fd_max,
-		      unsigned long held_max);
+		      unsigned long held_max, bool pin_all);
 /* Close and free everything; no request may be in flight. */
 void inode__table_destroy(struct inode_table *t);
 /* Drop every inode but the root; no request may be in flight. */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -44,12 +45,20 @@ static struct options opt = {
 
 static int sigfd = -1, stats_fd = -1;
 static bool stop_requested;
+/* who may be the frontend: our uid, root, and the --socket-group */
+static uid_t owner_uid;
+static gid_t socket_gid;
+static bool have_socket_group;
+static const char *socket_group;
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: vhost-user-fs --socket-path=PATH --shared-dir=DIR [options]\n"
 "  --socket-path=PATH     vhost-user UNIX socket to listen on\n"
+"  --socket-group=GROUP   make the socket 0660 and of GROUP, and accept\n"
+"                         its members as the frontend (default: 0600, only\n"
+"                         the daemon's uid and root)\n"
 "  --shared-dir=DIR       directory to share (also -o source=DIR)\n"
 "  --tag=TAG              mount tag in the config space (default share)\n"
 "  --readonly             refuse every modification with EROFS\n"
@@ -74,6 +83,12 @@ static void usage(FILE *f)
 "                         start with user.); default: only user.* and POSIX\n"
 "                         ACLs pass, other names are refused\n"
 "  --allow-devices        let MKNOD create block and char devices\n"
+"  --file-handles         in the sandbox, keep CAP_DAC_READ_SEARCH and reopen\n"
+"                         evicted inodes by file handle: more inodes than\n"
+"                         the open-file limit allows, but a daemon taken\n"
+"                         over by the guest can then open any file of the\n"
+"                         share's file systems (default: every inode the\n"
+"                         guest knows keeps an fd; beyond --max-files ENFILE)\n"
 "  --sync-late=N          test knob: complete every Nth sync-queue request\n"
 "                         after the kick's acknowledgement (0 = never)\n"
 "  --delay-us=N           test knob: a worker waits N us before it handles\n"
@@ -103,6 +118,9 @@ static void usage(FILE *f)
 "                         silently (kill), or no filter\n"
 "  --test-forbidden-syscall[=uname|fork]  test knob: once the sandbox is\n"
 "                         up, call uname or fork, which it forbids\n"
+"  --test-escape          test knob: once the sandbox is up, act as a daemon\n"
+"                         taken over by the guest: try to leave it, report\n"
+"                         each attempt, exit 0 if all failed, else 3\n"
 "  --pin-sync=CPU[,CPU...]  pin sync queue i's handler thread to entry\n"
 "                         i mod n, the control thread to all of them\n"
 "  --pin-workers=LIST     pin the worker threads to the CPUs of LIST\n"
@@ -218,6 +236,7 @@ struct opt_def {
 
 static const struct opt_def opt_defs[] = {
 	STRING("socket-path", socket_path),
+	OWN("socket-group"),
 	STRING("shared-dir", shared_dir),
 	STRING("tag", tag),
 	FLAG("readonly", readonly),
@@ -247,9 +266,11 @@ static const struct opt_def opt_defs[] = {
 	UINT("backend-timeout", backend_timeout, 0, 86400),
 	CHOICE("seccomp", seccomp, seccomp_choices),
 	OWN("test-forbidden-syscall"),
+	FLAG("test-escape", test_escape),
 	UINT("max-files", max_files, 16, 1000000),
 	OWN("xattr-prefix"),
 	FLAG("allow-devices", allow_devices),
+	FLAG("file-handles", file_handles),
 	UINT("config-size", config_size, 40, 48),
 	CPUS("pin-sync", pin_sync),
 	CPUS("pin-workers", pin_workers),
@@ -358,6 +379,8 @@ static void parse_args(int argc, char **argv)
 			    strcmp(opt.test_forbidden_syscall, "fork"))
 				die_usage("--test-forbidden-syscall=%s: expected uname or fork",
 					  optarg);
+		} else if (!strcmp(name, "socket-group")) {
+			socket_group = optarg;
 		} else if (!strcmp(name, "xattr-prefix")) {
 			if (strncmp(optarg, "user.", 5) || strlen(optarg) > 64)
 				die_usage("--xattr-prefix=%s: must start with user. (at most 64 bytes)",
@@ -374,6 +397,21 @@ static void parse_args(int argc, char **argv)
 		die_usage("%s", "--socket-path is required");
 	if (!opt.shared_dir)
 		die_usage("%s", "--shared-dir is required");
+	if (socket_group) {
+		struct group *g = getgrnam(socket_group);
+		char *end;
+
+		if (g) {
+			socket_gid = g->gr_gid;
+		} else {
+			errno = 0;
+			socket_gid = strtoul(socket_group, &end, 10);
+			if (errno || end == socket_group || *end)
+				die_usage("--socket-group=%s: no such group",
+					  socket_group);
+		}
+		have_socket_group = true;
+	}
 	if (strlen(opt.tag) == 0 || strlen(opt.tag) > 36)
 		die_usage("--tag=%s: 1 to 36 bytes", opt.tag);
 	if (1 + opt.request_queues + opt.sync_queues > FS_MAX_QUEUES)
@@ -422,10 +460,77 @@ static bool on_signal(void)
 	return stop_requested;
 }
 
+/* --test-escape: one attempt's outcome; true if it got out. */
+static bool escape_report(const char *what, int fd, const char *got)
+{
+	if (fd < 0) {
+		fprintf(stderr, "vhost-user-fs: test: escape: %s: refused (%m)\n",
+			what);
+		return false;
+	}
+	fprintf(stderr, "vhost-user-fs: test: escape: %s: ESCAPED: %s\n",
+		what, got);
+	close(fd);
+	return true;
+}
+
+/*
+ * What a daemon taken over by the guest could try with the system calls
+ * the sandbox allows, the share being "/" and the working directory
+ * /proc/self/fd. Nothing is written: an open for writing is the escape.
+ */
+static int test_escape(void)
+{
+	struct {
+		struct file_handle fh;
+		uint32_t ino, gen;
+	} h = { .fh = { .handle_bytes = 8, .handle_type = 1 }, .ino = 2 };
+	struct stat share, st;
+	bool out = false;
+	int mfd, fd;
+
+	/* a forged handle: inode 2, generation 0, the root of ext2/3/4 */
+	mfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (mfd < 0 || fstat(mfd, &share))
+		return 1;
+	fd = open_by_handle_at(mfd, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0 && !fstat(fd, &st) && st.st_ino == share.st_ino &&
+	    st.st_dev == share.st_dev) {
+		/* the share is that root: the handle named nothing outside */
+		close(fd);
+		fd = -1;
+		errno = 0;
+	}
+	if (fd >= 0) {
+		int f = openat(fd, "etc/shadow", O_RDONLY | O_CLOEXEC);
+
+		out |= escape_report("open_by_handle_at of a forged handle", fd,
+				     f >= 0 ? "the file system's root, etc/shadow readable" :
+				     "a directory outside the share");
+		if (f >= 0)
+			close(f);
+	} else {
+		out |= escape_report("open_by_handle_at of a forged handle", -1, NULL);
+	}
+	close(mfd);
+	/* sysctls through the procfs the working directory is in */
+	fd = open("../../sys/kernel/core_pattern", O_WRONLY | O_CLOEXEC);
+	out |= escape_report("write kernel.core_pattern", fd, "opened for writing");
+	fd = open("../../sys/kernel/hostname", O_WRONLY | O_CLOEXEC);
+	out |= escape_report("write kernel.hostname", fd, "opened for writing");
+	fd = open("../../sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+	out |= escape_report("write vm.drop_caches", fd, "opened for writing");
+	/* the host's processes, through the procfs */
+	fd = open("../../1/root/etc/shadow", O_RDONLY | O_CLOEXEC);
+	out |= escape_report("pid 1's root", fd, "etc/shadow readable");
+	return out ? 3 : 0;
+}
+
 static int listen_on(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
+	mode_t old;
+	int fd, err;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		fprintf(stderr, "vhost-user-fs: socket path too long\n");
@@ -436,12 +541,60 @@ static int listen_on(const char *path)
 	if (fd < 0)
 		return -1;
 	unlink(path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 1)) {
+	/*
+	 * Made 0600 (no moment at a wider mode), then given the group; no
+	 * one connects before listen().
+	 */
+	old = umask(0177);
+	err = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (!err && have_socket_group)
+		err = chown(path, -1, socket_gid) || chmod(path, 0660);
+	if (err || listen(fd, 1)) {
 		fprintf(stderr, "vhost-user-fs: %s: %m\n", path);
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+static bool peer_in_group(int fd)
+{
+	gid_t groups[256];
+	socklen_t len = sizeof(groups);
+	unsigned int i;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len))
+		return false;
+	for (i = 0; i < len / sizeof(gid_t); i++) {
+		if (groups[i] == socket_gid)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The frontend speaks for the guest with full authority over the share
+ * (it picks the uid of every request): only our own uid, root, or a
+ * member of --socket-group may be it, whatever the socket's mode.
+ */
+static bool peer_allowed(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len)) {
+		fprintf(stderr, "vhost-user-fs: refused a frontend: SO_PEERCRED: %m\n");
+		return false;
+	}
+	if (cr.uid == 0 || cr.uid == owner_uid ||
+	    (have_socket_group && (cr.gid == socket_gid || peer_in_group(fd))))
+		return true;
+	fprintf(stderr, "vhost-user-fs: refused a frontend: pid %d uid %u gid %u is not uid %u, root%s\n",
+		(int)cr.pid, (unsigned int)cr.uid, (unsigned int)cr.gid,
+		(unsigned int)owner_uid,
+		have_socket_group ? " or in the socket's group" : "");
+	return false;
 }
 
 static int accept_frontend(int lfd)
@@ -462,6 +615,10 @@ static int accept_frontend(int lfd)
 		if (p[0].revents & POLLIN) {
 			int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 
+			if (fd >= 0 && !peer_allowed(fd)) {
+				close(fd);
+				continue;
+			}
 			if (fd >= 0 || errno != EINTR)
 				return fd;
 		}
@@ -495,16 +652,16 @@ int main(int argc, char **argv)
 	int lfd, ret = 0;
 
 	pin__init();
+	owner_uid = getuid();
 	parse_args(argc, argv);
 	fd_limits();
 	/* the guest kernel applies the caller's umask before sending modes */
 	umask(0);
 	if (opt.stats_file) {
-		stats_fd = open(opt.stats_file, O_WRONLY | O_CREAT | O_CLOEXEC,
-				0644);
+		stats_fd = dispatch__open_output(opt.stats_file, 0);
 		if (stats_fd < 0) {
-			fprintf(stderr, "vhost-user-fs: %s: %m\n",
-				opt.stats_file);
+			fprintf(stderr, "vhost-user-fs: %s: %s\n",
+				opt.stats_file, strerror(-stats_fd));
 			return 1;
 		}
 	}
@@ -522,6 +679,8 @@ int main(int argc, char **argv)
 	/* blocked before any thread exists, so every thread inherits it */
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (vring__catch_faults())
+		perror("vhost-user-fs: sigaction SIGBUS");
 
 	/* the socket lives outside the share: listen before the sandbox */
 	lfd = listen_on(opt.socket_path);
@@ -535,10 +694,13 @@ int main(int argc, char **argv)
 		goto fail;
 	}
 
+	opt.pin_inodes = opt.sandbox != SANDBOX_NONE && !opt.file_handles;
 	srv = fuse_server__new(&opt);
 	if (!srv || sandbox__lock(&opt))
 		goto fail;
 	opt.proc_is_cwd = opt.sandbox != SANDBOX_NONE;
+	if (opt.test_escape)
+		return test_escape();
 	if (opt.test_forbidden_syscall) {
 		const char *call = opt.test_forbidden_syscall;
 

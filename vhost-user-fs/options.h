@@ -33,9 +33,14 @@ struct options {
 	bool debug;
 	bool faults;
 	const char *test_forbidden_syscall;	/* NULL, "uname" or "fork" */
+	bool test_escape;		/* --test-escape */
 	/* set by the sandbox: the working directory is /proc/self/fd */
 	bool proc_is_cwd;
 	bool allow_devices;		/* MKNOD of block and char devices */
+	/* --file-handles: keep CAP_DAC_READ_SEARCH, reopen inodes by handle */
+	bool file_handles;
+	/* set by main.c: inodes keep their fds (no handle is decoded) */
+	bool pin_inodes;
 	bool no_kick_channel;
 	bool populate_memory;		/* prefault guest memory when mapped */
 	enum cache_mode cache;

@@ -9,17 +9,25 @@
  *   share cannot be used to walk out of it;
  * - pivot_root into that bind mount, the old root detached: no path the
  *   daemon could build (or be tricked into following) reaches a host file;
- * - new pid and network namespaces: a fresh /proc that shows only the
- *   daemon, no network;
+ * - the share's mounts nodev and nosuid in that namespace;
+ * - new pid, network, UTS and IPC namespaces: a fresh /proc with
+ *   subset=pid that shows only the daemon and no kernel-wide file (no
+ *   /proc/sys: core_pattern and the like are out of reach although the
+ *   daemon keeps uid 0), no network, a hostname of its own;
  * - capabilities cut to those file serving needs, in the bounding set too;
  * - a seccomp allow-list: any other system call ends the daemon.
  *
- * Capabilities kept (virtiofsd's list, plus DAC_READ_SEARCH for
- * open_by_handle_at, less what the server never lets through):
+ * Capabilities kept (virtiofsd's list, less what the server never lets
+ * through):
  *   CHOWN          SETATTR of uid/gid, and of files owned by others
  *   DAC_OVERRIDE   the guest checks permissions (default_permissions); the
  *                  daemon must read and write whatever the guest allows
- *   DAC_READ_SEARCH  open_by_handle_at, to reopen evicted inodes
+ *   DAC_READ_SEARCH  only with --file-handles: open_by_handle_at, to
+ *                  reopen evicted inodes; with it the kernel decodes any
+ *                  handle of the share's file systems, the host's root
+ *                  included, so by default no handle is ever decoded and
+ *                  every inode the guest knows keeps its fd (Linux 6.10's
+ *                  handle decoding without it is for directories only)
  *   FOWNER         chmod, utimens and xattrs on files owned by others
  *   FSETID         keep set-group-ID on chmod by the owner, as the kernel
  *                  would for the guest's caller; dropped per thread for
@@ -27,6 +35,10 @@
  *   SETGID, SETUID setfsgid/setfsuid to the caller's ids
  *   MKNOD          only with --allow-devices: the server refuses device
  *                  nodes otherwise, and the kernel then does too
+ * uid 0 stays: setfsuid() to the guest's callers needs SETUID, which
+ * would let a taken-over daemon become uid 0 again anyway. What uid 0
+ * gives beyond capabilities (sysctls, /sys, other processes' files) is
+ * in files the sandbox does not show.
  * Everything else goes, among them SETFCAP (security.capability never
  * reaches the host), SYS_ADMIN (mount, namespaces), SYS_PTRACE,
  * SYS_CHROOT, SYS_MODULE, NET_*, KILL, SETPCAP, LINUX_IMMUTABLE.
@@ -37,6 +49,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +119,47 @@ static void __attribute__((noreturn)) parent_wait(const struct options *opt,
 	exit(128 + WTERMSIG(status));
 }
 
+#ifndef MOUNT_ATTR_RDONLY
+#define MOUNT_ATTR_RDONLY	0x00000001
+#define MOUNT_ATTR_NOSUID	0x00000002
+#define MOUNT_ATTR_NODEV	0x00000004
+#endif
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE		0x8000
+#endif
+
+/*
+ * The sandbox's view of the share, its submounts included, is nodev and
+ * nosuid (and read-only with --readonly): the kernel refuses to open a
+ * device node there whatever the server does, even with --allow-devices
+ * (MKNOD still makes them, as inert files). mount_setattr (Linux 5.12)
+ * covers the submounts; before it, the share's own mount only.
+ */
+static int share_flags(const struct options *opt)
+{
+	struct {
+		uint64_t set, clr, propagation, userns_fd;
+	} attr = {
+		.set = MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID |
+			(opt->readonly ? MOUNT_ATTR_RDONLY : 0),
+	};
+	unsigned long flags = MS_REMOUNT | MS_BIND | MS_NODEV | MS_NOSUID |
+		(opt->readonly ? MS_RDONLY : 0);
+
+#ifdef SYS_mount_setattr
+	if (!syscall(SYS_mount_setattr, AT_FDCWD, share_path, AT_RECURSIVE,
+		     &attr, sizeof(attr)))
+		return 0;
+	if (errno != ENOSYS)
+		return fail("mount_setattr nodev,nosuid of the share");
+#else
+	(void)attr;
+#endif
+	if (mount(NULL, share_path, NULL, flags, NULL))
+		return fail("nodev,nosuid remount of the share");
+	return 0;
+}
+
 static int enter_namespaces(const struct options *opt)
 {
 	pid_t child;
@@ -126,25 +180,29 @@ static int enter_namespaces(const struct options *opt)
 	 */
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM))
 		return fail("PR_SET_PDEATHSIG");
-	if (unshare(CLONE_NEWNS | CLONE_NEWNET))
+	if (unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWUTS | CLONE_NEWIPC))
 		return fail("unshare");
 	/* nothing we mount may propagate back to the host */
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL))
 		return fail("mount --make-rslave /");
-	/* a /proc of the new pid namespace: it shows us and nothing else */
+	/*
+	 * A /proc of the new pid namespace with its processes only (Linux
+	 * 5.8): no sysctls (core_pattern, hostname), no /proc/sys, no
+	 * kernel-wide files at all; /proc/self/fd is all the daemon uses.
+	 */
 	if (mount("proc", "/proc", "proc",
-		  MS_NODEV | MS_NOEXEC | MS_NOSUID | MS_RELATIME, NULL))
-		return fail("mount /proc");
+		  MS_NODEV | MS_NOEXEC | MS_NOSUID | MS_RELATIME,
+		  "subset=pid")) {
+		if (errno == EINVAL)
+			fprintf(stderr, "vhost-user-fs: sandbox: this kernel has no proc subset=pid (Linux 5.8+); use --sandbox=chroot or none\n");
+		return fail("mount /proc subset=pid");
+	}
 	proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (proc_fd < 0)
 		return fail("/proc/self/fd");
 	if (mount(share_path, share_path, NULL, MS_BIND | MS_REC, NULL))
 		return fail("bind mount of the share");
-	if (opt->readonly &&
-	    mount(NULL, share_path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY,
-		  NULL))
-		return fail("read-only remount of the share");
-	return 0;
+	return share_flags(opt);
 }
 
 int sandbox__enter(const struct options *opt)
@@ -180,22 +238,35 @@ static int change_root(const struct options *opt)
 
 /* ---- capabilities ---- */
 
-static const int kept_caps[] = {
-	CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER,
-	CAP_FSETID, CAP_SETGID, CAP_SETUID,
-	CAP_MKNOD,	/* last: with --allow-devices only */
+static const int base_caps[] = {
+	CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_FSETID, CAP_SETGID,
+	CAP_SETUID,
 };
+
+/* The capabilities kept with these options; their number. */
+static unsigned int kept_caps(const struct options *opt, int *caps)
+{
+	unsigned int n = sizeof(base_caps) / sizeof(base_caps[0]);
+
+	memcpy(caps, base_caps, sizeof(base_caps));
+	if (opt->file_handles)
+		caps[n++] = CAP_DAC_READ_SEARCH;
+	if (opt->allow_devices)
+		caps[n++] = CAP_MKNOD;
+	return n;
+}
 
 static unsigned int ncaps(const struct options *opt)
 {
-	unsigned int n = sizeof(kept_caps) / sizeof(kept_caps[0]);
+	int caps[16];
 
-	return opt->allow_devices ? n : n - 1;
+	return kept_caps(opt, caps);
 }
 
 static int limit_caps(const struct options *opt)
 {
-	unsigned int nkept = ncaps(opt);
+	int caps[16];
+	unsigned int nkept = kept_caps(opt, caps);
 	struct __user_cap_header_struct h = {
 		.version = _LINUX_CAPABILITY_VERSION_3,
 	};
@@ -204,15 +275,15 @@ static int limit_caps(const struct options *opt)
 	int cap;
 
 	for (i = 0; i < nkept; i++) {
-		d[kept_caps[i] / 32].effective |= 1u << (kept_caps[i] % 32);
-		d[kept_caps[i] / 32].permitted |= 1u << (kept_caps[i] % 32);
+		d[caps[i] / 32].effective |= 1u << (caps[i] % 32);
+		d[caps[i] / 32].permitted |= 1u << (caps[i] % 32);
 	}
 	/* the bounding set first: dropping from it needs CAP_SETPCAP */
 	for (cap = 0; prctl(PR_CAPBSET_READ, cap) >= 0; cap++) {
 		bool keep = false;
 
 		for (i = 0; i < nkept; i++)
-			keep |= kept_caps[i] == cap;
+			keep |= caps[i] == cap;
 		if (!keep && prctl(PR_CAPBSET_DROP, cap))
 			return fail("dropping from the bounding set");
 	}
@@ -387,7 +458,7 @@ static int install_seccomp(const struct options *opt)
 int sandbox__lock(const struct options *opt)
 {
 	static const char *const modes[] = {
-		[SANDBOX_NAMESPACE] = "namespace (pid, mount, net), pivot_root into",
+		[SANDBOX_NAMESPACE] = "namespace (pid, mount, net, uts, ipc), pivot_root into",
 		[SANDBOX_CHROOT] = "chroot into",
 		[SANDBOX_NONE] = "none, serving",
 	};

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -534,6 +535,47 @@ static void populate_region(unsigned int i, void *p, size_t len)
 			i);
 }
 
+#ifndef F_SEAL_SHRINK
+#define F_ADD_SEALS	1033
+#define F_SEAL_SHRINK	0x0002
+#endif
+
+/*
+ * A region must lie inside its file: a page of the mapping past the end of
+ * the file raises SIGBUS when touched, and the frontend places descriptors
+ * anywhere in the region. Where the fd allows it (a memfd made with
+ * MFD_ALLOW_SEALING, as QEMU's memory-backend-memfd is) it is sealed
+ * against shrinking first, so the size checked is the size for good;
+ * other files (UML's, a memory-backend-file) can still be truncated by
+ * their owner afterwards (README: Security model).
+ */
+static int region_fits(unsigned int i, const struct vu_region *vr, int fd)
+{
+	struct stat st;
+
+	/* EINVAL: not a memfd; EPERM: sealed against new seals */
+	(void)fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK);
+	if (fstat(fd, &st)) {
+		fprintf(stderr, "vhost-user-fs: region %u: fstat: %m\n", i);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "vhost-user-fs: region %u: not a regular file or memfd\n",
+			i);
+		return -1;
+	}
+	if (vr->gpa + vr->size < vr->gpa || vr->uva + vr->size < vr->uva ||
+	    vr->mmap_offset > (uint64_t)st.st_size ||
+	    vr->size > (uint64_t)st.st_size - vr->mmap_offset) {
+		fprintf(stderr, "vhost-user-fs: region %u: offset 0x%llx + size 0x%llx past the end of its file (0x%llx bytes)\n",
+			i, (unsigned long long)vr->mmap_offset,
+			(unsigned long long)vr->size,
+			(unsigned long long)st.st_size);
+		return -1;
+	}
+	return 0;
+}
+
 static int set_mem_table(struct vu_dev *vu, struct vu_msg *m)
 {
 	struct mem_table nt = { 0 };
@@ -554,7 +596,8 @@ static int set_mem_table(struct vu_dev *vu, struct vu_msg *m)
 		uint64_t skew = vr->mmap_offset - off;
 		void *p;
 
-		if (!vr->size || vr->size > (1ULL << 48)) {
+		if (!vr->size || vr->size > (1ULL << 48) ||
+		    region_fits(i, vr, m->fds[i])) {
 			err = -1;
 			break;
 		}
@@ -1023,9 +1066,42 @@ static void dev_reset(struct vu_dev *vu)
 	resume_all(vu);
 }
 
+/*
+ * The payload each request needs at least; 0 for none or checked by its
+ * handler (SET_MEM_TABLE, GET_CONFIG). A shorter message would act on
+ * what the previous one left in the buffer.
+ */
+static uint32_t payload_min(uint32_t request)
+{
+	switch (request) {
+	case VU_SET_FEATURES:
+	case VU_SET_PROTOCOL_FEATURES:
+	case VU_SET_VRING_KICK:
+	case VU_SET_VRING_CALL:
+	case VU_SET_VRING_ERR:
+		return sizeof(uint64_t);
+	case VU_SET_VRING_NUM:
+	case VU_SET_VRING_BASE:
+	case VU_GET_VRING_BASE:
+	case VU_SET_VRING_ENABLE:
+	case VU_VRING_KICK:
+		return sizeof(struct vu_state);
+	case VU_SET_VRING_ADDR:
+		return sizeof(struct vu_addr);
+	}
+	return 0;
+}
+
 /* Returns 0 if handled (reply sent if it has one), 1 for ack-able, -1 error */
 static int handle_msg(struct vu_dev *vu, struct vu_msg *m)
 {
+	if (m->hdr.size < payload_min(m->hdr.request)) {
+		fprintf(stderr, "vhost-user-fs: request %u: payload of %u bytes, expected %u\n",
+			m->hdr.request, m->hdr.size,
+			payload_min(m->hdr.request));
+		/* a request that wants an answer cannot get a sensible one */
+		return m->hdr.request == VU_GET_VRING_BASE ? -1 : 2;
+	}
 	switch (m->hdr.request) {
 	case VU_GET_FEATURES:
 		return reply_u64(vu, m, offered_features(vu)) ? -1 : 0;

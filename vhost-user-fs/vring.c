@@ -4,6 +4,8 @@
  * each index is read once into a local, checked, and only then used.
  */
 #include <stdio.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <string.h>
 
 #include "vring.h"
@@ -178,7 +180,7 @@ static int walk_indirect(struct vring *vr, struct vring_elem *elem,
 	}
 }
 
-int vring__pop(struct vring *vr, struct vring_elem *elem)
+static int pop(struct vring *vr, struct vring_elem *elem)
 {
 	uint16_t avail_idx, head, i;
 	unsigned int count = 0, niov = 0;
@@ -225,7 +227,7 @@ int vring__pop(struct vring *vr, struct vring_elem *elem)
 	return 1;
 }
 
-void vring__push(struct vring *vr, uint16_t head, uint32_t len)
+static void push(struct vring *vr, uint16_t head, uint32_t len)
 {
 	struct vring_used_elem *ue = &vr->used->ring[vr->used_idx % vr->num];
 
@@ -240,7 +242,7 @@ static inline bool need_event(uint16_t event, uint16_t new, uint16_t old)
 	return (uint16_t)(new - event - 1) < (uint16_t)(new - old);
 }
 
-bool vring__need_signal(struct vring *vr)
+static bool need_signal(struct vring *vr)
 {
 	uint16_t old, new, event;
 	bool valid;
@@ -260,13 +262,13 @@ bool vring__need_signal(struct vring *vr)
 	return need_event(event, new, old);
 }
 
-bool vring__has_avail(struct vring *vr)
+static bool has_avail(struct vring *vr)
 {
 	return __atomic_load_n(&vr->avail->idx, __ATOMIC_ACQUIRE) !=
 		vr->last_avail_idx;
 }
 
-bool vring__enable_kick(struct vring *vr)
+static bool enable_kick(struct vring *vr)
 {
 	if (vr->event_idx) {
 		uint16_t *avail_event = (uint16_t *)((uint8_t *)vr->used + 4 +
@@ -277,11 +279,11 @@ bool vring__enable_kick(struct vring *vr)
 		WRITE_ONCE(vr->used->flags, 0);
 	}
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	return vring__has_avail(vr);
+	return has_avail(vr);
 }
 
-size_t iov__copy_from(const struct iovec *iov, unsigned int n, void *dst,
-		      size_t len)
+static size_t copy_from(const struct iovec *iov, unsigned int n, void *dst,
+			size_t len)
 {
 	size_t done = 0;
 	unsigned int i;
@@ -297,8 +299,8 @@ size_t iov__copy_from(const struct iovec *iov, unsigned int n, void *dst,
 	return done;
 }
 
-size_t iov__copy_to(const struct iovec *iov, unsigned int n, const void *src,
-		    size_t len)
+static size_t copy_to(const struct iovec *iov, unsigned int n,
+		      const void *src, size_t len)
 {
 	size_t done = 0;
 	unsigned int i;
@@ -312,4 +314,126 @@ size_t iov__copy_to(const struct iovec *iov, unsigned int n, const void *src,
 		done += c;
 	}
 	return done;
+}
+
+/*
+ * ---- guest memory faults ----
+ *
+ * A page of guest memory can raise SIGBUS when touched: the region's file
+ * was truncated after SET_MEM_TABLE checked it (a file that takes no
+ * F_SEAL_SHRINK). Every access to guest memory goes through the wrappers
+ * below, which catch it: the ring is marked broken (a copy's fault is
+ * taken by the caller, iov__fault_take), as for any other bad ring, and
+ * the daemon goes on serving. SIGBUS anywhere else kills as before.
+ */
+/* volatile, and fenced: the stores must not be merged around the access */
+static __thread sigjmp_buf *volatile guest_jb;
+static __thread bool copy_faulted;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	(void)si;
+	(void)uc;
+	if (guest_jb)
+		siglongjmp(*guest_jb, 1);
+	/* not a guest access: die of it when the access runs again */
+	signal(sig, SIG_DFL);
+}
+
+int vring__catch_faults(void)
+{
+	struct sigaction sa = {
+		.sa_sigaction = on_sigbus,
+		/* no mask to restore after the jump (sigsetjmp(, 0)) */
+		.sa_flags = SA_SIGINFO | SA_NODEFER,
+	};
+
+	sigemptyset(&sa.sa_mask);
+	return sigaction(SIGBUS, &sa, NULL);
+}
+
+#define GUARDED(fail_expr, call)				\
+	do {							\
+		sigjmp_buf jb;					\
+								\
+		if (sigsetjmp(jb, 0)) {				\
+			guest_jb = NULL;			\
+			fail_expr;				\
+		}						\
+		guest_jb = &jb;					\
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);	\
+		call;						\
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);	\
+		guest_jb = NULL;				\
+	} while (0)
+
+static const char fault_msg[] = "guest memory fault (SIGBUS): the region's file shrank";
+
+int vring__pop(struct vring *vr, struct vring_elem *elem)
+{
+	int r = -1;
+
+	GUARDED(return vring_fail(vr, fault_msg), r = pop(vr, elem));
+	return r;
+}
+
+void vring__push(struct vring *vr, uint16_t head, uint32_t len)
+{
+	GUARDED(vring_fail(vr, fault_msg); return, push(vr, head, len));
+}
+
+bool vring__need_signal(struct vring *vr)
+{
+	bool r = false;
+
+	GUARDED(vring_fail(vr, fault_msg); return false, r = need_signal(vr));
+	return r;
+}
+
+bool vring__has_avail(struct vring *vr)
+{
+	bool r = false;
+
+	GUARDED(vring_fail(vr, fault_msg); return false, r = has_avail(vr));
+	return r;
+}
+
+bool vring__enable_kick(struct vring *vr)
+{
+	bool r = false;
+
+	GUARDED(vring_fail(vr, fault_msg); return false, r = enable_kick(vr));
+	return r;
+}
+
+size_t iov__copy_from(const struct iovec *iov, unsigned int n, void *dst,
+		      size_t len)
+{
+	size_t r = 0;
+
+	GUARDED(copy_faulted = true; return 0, r = copy_from(iov, n, dst, len));
+	return r;
+}
+
+size_t iov__copy_to(const struct iovec *iov, unsigned int n, const void *src,
+		    size_t len)
+{
+	size_t r = 0;
+
+	GUARDED(copy_faulted = true; return 0, r = copy_to(iov, n, src, len));
+	return r;
+}
+
+bool iov__fault_pending(void)
+{
+	return copy_faulted;
+}
+
+bool iov__fault_take(struct vring *vr)
+{
+	if (!copy_faulted)
+		return false;
+	copy_faulted = false;
+	vring_fail(vr, fault_msg);
+	return true;
 }

@@ -110,6 +110,15 @@ bool vring__has_avail(struct vring *vr);
 
 size_t iov__copy_from(const struct iovec *iov, unsigned int n, void *dst,
 		      size_t len);
+/*
+ * Catch SIGBUS in guest memory accesses (the ring functions above, the
+ * copies below): the daemon calls it once at start.
+ */
+int vring__catch_faults(void);
+/* A copy faulted on this thread: true until iov__fault_take. */
+bool iov__fault_pending(void);
+/* If a copy faulted on this thread, mark vr broken and forget it: true. */
+bool iov__fault_take(struct vring *vr);
 size_t iov__copy_to(const struct iovec *iov, unsigned int n, const void *src,
 		    size_t len);
 

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -932,6 +934,100 @@ static void t_mknod_devices(void)
 	server_start(false, 64);
 }
 
+/*
+ * CREATE without O_EXCL on a name that exists: nothing but a regular file
+ * is opened. A device must not reach the host's driver (here /dev/zero's
+ * data), and a FIFO would block the open for good: the request runs in a
+ * child with an alarm, so a hang fails the test instead of stopping it.
+ */
+static int create_in_child(const char *name, uint32_t flags)
+{
+	struct fuse_create_in ci = { .flags = flags | O_CREAT,
+		.mode = S_IFREG | 0644 };
+	int status = -1;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		struct reply r;
+
+		alarm(3);
+		r = req(FUSE_CREATE, 1, &ci, sizeof(ci), name, strlen(name) + 1,
+			NULL);
+		_exit(r.error == -ENXIO ? 0 : r.error == 0 ? 1 : 2);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	if (WIFSIGNALED(status))
+		printf("  CREATE %s: killed by signal %d (hung in open)\n",
+		       name, WTERMSIG(status));
+	else if (WEXITSTATUS(status))
+		printf("  CREATE %s: %s\n", name, WEXITSTATUS(status) == 1 ?
+		       "opened" : "unexpected error");
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void t_create_special(void)
+{
+	struct fuse_create_in ci = { .flags = O_RDWR | O_CREAT,
+		.mode = S_IFREG | 0644 };
+	struct fuse_mknod_in fifo = { .mode = S_IFIFO | 0666 };
+	struct fuse_read_in ri = { .size = 16 };
+	struct fuse_entry_out *e;
+	struct fuse_open_out *o;
+	struct reply r;
+	char p[300];
+	int err;
+
+	server_start(false, 64);
+	/* a device made on the host (a root-filesystem share's dev/) */
+	snprintf(p, sizeof(p), "%s/hostzero", share);
+	CHECK(mknod(p, S_IFCHR | 0666, makedev(1, 5)) == 0);
+	r = req(FUSE_CREATE, 1, &ci, sizeof(ci), S("hostzero"), NULL);
+	if (r.error == 0) {
+		e = r.data;
+		o = (void *)(e + 1);
+		ri.fh = o->fh;
+		r = req(FUSE_READ, e->nodeid, &ri, sizeof(ri), NULL);
+		printf("  CREATE hostzero opened it; READ: error %d, %zu bytes\n",
+		       r.error, r.len);
+		r.error = 0;
+	}
+	CHECK(r.error == -ENXIO);
+	/* with --allow-devices a guest-made one is no different */
+	server_start_opts(false, 64, opt_devices);
+	CHECK(create_in_child("hostzero", O_RDONLY) == 0);
+	CHECK(req(FUSE_UNLINK, 1, S("hostzero"), NULL).error == 0);
+	/* a FIFO made by the guest, opened for writing: no reader, ever */
+	server_start(false, 64);
+	CHECK(req(FUSE_MKNOD, 1, &fifo, sizeof(fifo), S("fifo"), NULL).error == 0);
+	CHECK(create_in_child("fifo", O_WRONLY) == 0);
+	CHECK(create_in_child("fifo", O_RDONLY) == 0);
+	CHECK(req(FUSE_UNLINK, 1, S("fifo"), NULL).error == 0);
+	/* a directory and a symlink are refused as open(2) would */
+	CHECK(req(FUSE_CREATE, 1, &ci, sizeof(ci), S("esc_dir"), NULL).error == -ELOOP);
+	sh("mkdir %s/cdir", share);
+	err = req(FUSE_CREATE, 1, &ci, sizeof(ci), S("cdir"), NULL).error;
+	CHECK(err == -EISDIR);
+	sh("rmdir %s/cdir", share);
+	/* an existing regular file still opens, and O_TRUNC truncates it */
+	sh("echo data > %s/reg", share);
+	ci.flags = O_RDWR | O_CREAT | O_TRUNC;
+	r = req(FUSE_CREATE, 1, &ci, sizeof(ci), S("reg"), NULL);
+	CHECK(r.error == 0);
+	e = r.data;
+	CHECK(S_ISREG(e->attr.mode) && e->attr.size == 0);
+	o = (void *)(e + 1);
+	{
+		struct fuse_release_in rel = { .fh = o->fh };
+
+		CHECK(req(FUSE_RELEASE, e->nodeid, &rel, sizeof(rel), NULL).error == 0);
+	}
+	CHECK(req(FUSE_UNLINK, 1, S("reg"), NULL).error == 0);
+	CHECK(kill(getpid(), 0) == 0);
+}
+
 /* What fuse_server__new() writes to stderr for a share at dir. */
 static void start_stderr(const char *dir, char *buf, size_t len)
 {
@@ -1445,6 +1541,58 @@ static void t_pin_cap(void)
 	server_start(false, 64);
 }
 
+static void opt_pin_all(struct options *o)
+{
+	o->max_files = 32;
+	o->pin_inodes = true;
+}
+
+/*
+ * The sandbox's mode (no handle decoded): every known inode keeps its fd,
+ * whatever the fd cache's size, so none is ever reopened by handle; beyond
+ * --max-files a new inode gets ENFILE, and FORGET gives the room back.
+ */
+static void t_pin_all(void)
+{
+	struct fuse_getattr_in gi = { 0 };
+	static uint64_t nodes[40];
+	int i, n = 0, enfile = 0, before, err;
+	uint64_t dir;
+	char name[32];
+
+	sh("mkdir -p %s/pa && for i in $(seq 0 39); do : > %s/pa/f$i; done",
+	   share, share);
+	server_start_opts(false, 4, opt_pin_all);
+	before = count_fds();
+	dir = lookup(1, "pa", &err);
+	CHECK(err == 0);
+	for (i = 0; i < 40; i++) {
+		uint64_t k;
+
+		snprintf(name, sizeof(name), "f%d", i);
+		k = lookup(dir, name, &err);
+		if (err == -ENFILE) {
+			enfile++;
+			continue;
+		}
+		CHECK(err == 0);
+		nodes[n++] = k;
+	}
+	printf("     %d looked up, %d ENFILE, %d fds more than before\n", n,
+	       enfile, count_fds() - before);
+	CHECK(n >= 28 && enfile > 0 && n + enfile == 40);
+	/* an fd cache of 4, yet all of them still have their fd */
+	CHECK(count_fds() - before >= n);
+	for (i = 0; i < n; i++)
+		CHECK(req(FUSE_GETATTR, nodes[i], &gi, sizeof(gi), NULL).error == 0);
+	for (i = 0; i < n; i++)
+		forget(nodes[i], 1);
+	CHECK(count_fds() - before <= 4);
+	CHECK(lookup(dir, "f39", &err) && err == 0);
+	sh("rm -rf %s/pa", share);
+	server_start(false, 64);
+}
+
 /* More mounts in the share than a fixed table had room for. */
 #define NMOUNTS	20
 static void many_mounts_check(void)
@@ -1542,6 +1690,7 @@ int main(int argc, char **argv)
 	run("fuse: destroy then requests", t_fuse_uninitialized);
 	run("checks: stale inode numbers are not reused", t_stale_inode_reuse);
 	run("checks: MKNOD of devices refused", t_mknod_devices);
+	run("checks: CREATE opens only regular files", t_create_special);
 	run("checks: nosuid/nodev warning", t_mount_warning);
 	run("checks: --flush: FOPEN_NOFLUSH per mode and file system", t_flush_mode);
 	run("checks: xattr names the host honours refused", t_xattr_filter);
@@ -1549,6 +1698,7 @@ int main(int argc, char **argv)
 	run("checks: xattr reply longer than the buffer", t_xattr_reply_room);
 	run("checks: killpriv on write and truncate", t_killpriv);
 	run("checks: pinned and open files capped", t_pin_cap);
+	run("checks: every inode pinned (the sandbox: no handle decoded)", t_pin_all);
 	run("checks: more mounts than 16", t_many_mounts);
 	fuse_server__free(srv);
 	sh("rm -rf %s", tmpdir);

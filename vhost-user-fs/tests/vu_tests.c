@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -950,6 +951,28 @@ static bool status_line(pid_t pid, const char *key, char *val, size_t len)
 	return status_line_of(who, key, val, len);
 }
 
+/* The mount options of "/" in pid's mount namespace (its share). */
+static bool root_mount_opts(pid_t pid, char *val, size_t len)
+{
+	char path[64], line[1024], mp[512], opts[128];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*s %*s %*s %*s %511s %127s", mp, opts) == 2 &&
+		    !strcmp(mp, "/")) {
+			snprintf(val, len, "%.127s", opts);
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
 /* What each layer leaves: namespaces, the share as root, capabilities. */
 static void t_sandbox_layers(void)
 {
@@ -965,9 +988,9 @@ static void t_sandbox_layers(void)
 	eff = strtoull(val, NULL, 16);
 	CHECK(status_line(child, "CapBnd", val, sizeof(val)));
 	bnd = strtoull(val, NULL, 16);
-	/* CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID SETGID SETUID */
-	CHECK(eff == 0xdfULL);
-	CHECK(bnd == 0xdfULL);
+	/* CHOWN DAC_OVERRIDE FOWNER FSETID SETGID SETUID: no DAC_READ_SEARCH */
+	CHECK(eff == 0xdbULL);
+	CHECK(bnd == 0xdbULL);
 	CHECK(status_line(child, "NoNewPrivs", val, sizeof(val)) &&
 	      atoi(val) == 1);
 	CHECK(status_line(child, "Seccomp", val, sizeof(val)));
@@ -980,6 +1003,18 @@ static void t_sandbox_layers(void)
 	CHECK(access(path, F_OK) && errno == ENOENT);
 	snprintf(path, sizeof(path), "/proc/%d/root/secret", child);
 	CHECK(access(path, F_OK) && errno == ENOENT);
+	/* a UTS namespace of its own: no sethostname reaches the host */
+	{
+		char a[64] = "", b[64] = "";
+
+		snprintf(path, sizeof(path), "/proc/%d/ns/uts", child);
+		CHECK(readlink(path, a, sizeof(a) - 1) > 0);
+		CHECK(readlink("/proc/self/ns/uts", b, sizeof(b) - 1) > 0);
+		CHECK(strcmp(a, b));
+	}
+	/* the share is mounted nodev,nosuid there, whatever the host's is */
+	CHECK(root_mount_opts(child, val, sizeof(val)));
+	CHECK(strstr(val, "nodev") && strstr(val, "nosuid"));
 }
 
 /* What the daemon does at exit is in the allow-list too: a clean exit. */
@@ -1039,12 +1074,12 @@ static void t_modes(void)
 		CHECK(sandboxed_pid() == 0);		/* no pid namespace */
 		CHECK(status_line(daemon_pid, "CapEff", val, sizeof(val)));
 		if (i == 1) {
-			CHECK(strtoull(val, NULL, 16) == 0xdfULL);
+			CHECK(strtoull(val, NULL, 16) == 0xdbULL);
 			snprintf(path, sizeof(path), "/proc/%d/root/file",
 				 daemon_pid);
 			CHECK(access(path, F_OK) == 0);
 		} else {
-			CHECK(strtoull(val, NULL, 16) != 0xdfULL);
+			CHECK(strtoull(val, NULL, 16) != 0xdbULL);
 		}
 		CHECK(status_line(daemon_pid, "Seccomp", val, sizeof(val)) &&
 		      atoi(val) == 2);
@@ -1065,9 +1100,16 @@ static void t_allow_devices_cap(void)
 	child = sandboxed_pid();
 	CHECK(child > 0);
 	CHECK(status_line(child, "CapEff", val, sizeof(val)));
-	CHECK(strtoull(val, NULL, 16) == (0xdfULL | 1ULL << 27));
+	CHECK(strtoull(val, NULL, 16) == (0xdbULL | 1ULL << 27));
 	CHECK(status_line(child, "CapBnd", val, sizeof(val)));
-	CHECK(strtoull(val, NULL, 16) == (0xdfULL | 1ULL << 27));
+	CHECK(strtoull(val, NULL, 16) == (0xdbULL | 1ULL << 27));
+	/* --file-handles keeps DAC_READ_SEARCH, for open_by_handle_at */
+	restart("--file-handles");
+	CHECK(!test_failed);
+	child = sandboxed_pid();
+	CHECK(child > 0);
+	CHECK(status_line(child, "CapEff", val, sizeof(val)));
+	CHECK(strtoull(val, NULL, 16) == (0xdbULL | 1ULL << 2));
 }
 
 /*
@@ -1111,6 +1153,400 @@ static void t_forbidden_syscall(void)
 	CHECK(!test_failed);
 	/* clone without CLONE_THREAD: threads yes, processes no */
 	forbidden_syscall("--test-forbidden-syscall=fork");
+}
+
+/*
+ * A frontend connecting as uid/gid (65534 = nobody/nogroup here, with no
+ * supplementary group unless extra_gid): 1 if the daemon answered its
+ * GET_FEATURES, 0 if it hung up, -1 if it could not connect.
+ */
+static int peer_served(uid_t uid, gid_t gid, gid_t extra_gid)
+{
+	int status = -1;
+	pid_t pid;
+
+	pid = fork();
+	if (!pid) {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		struct pollfd p = { .events = POLLIN };
+		gid_t groups[1] = { extra_gid };
+		uint64_t f;
+
+		if (setgroups(extra_gid ? 1 : 0, groups) || setgid(gid) ||
+		    setuid(uid))
+			_exit(3);
+		strcpy(sa.sun_path, sock_path);
+		sock = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (connect(sock, (struct sockaddr *)&sa, sizeof(sa)))
+			_exit(2);
+		if (send_msg(1, 0, NULL, 0, -1))		/* GET_FEATURES */
+			_exit(0);
+		p.fd = sock;
+		if (poll(&p, 1, 3000) != 1)
+			_exit(4);
+		_exit(recv_reply(1, &f, sizeof(f)) == 0 ? 1 : 0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -2;
+	switch (WEXITSTATUS(status)) {
+	case 0: return 0;
+	case 1: return 1;
+	case 2: return -1;
+	default: return -2;
+	}
+}
+
+static int exit_status_with(const char *arg);
+
+static void start_and_wait(const char *extra)
+{
+	struct stat st;
+	int i;
+
+	cleanup();
+	strcpy(dir, "/tmp/vufs-vu-XXXXXX");
+	memset(avail_idx, 0, sizeof(avail_idx));
+	extra_arg = extra;
+	start_daemon();
+	for (i = 0; i < 200 && stat(sock_path, &st); i++)
+		usleep(10000);
+	/* let others reach the socket: only its own mode may stop them */
+	chmod(dir, 0711);
+}
+
+/*
+ * The socket is 0600 (0660 and the group with --socket-group), and a peer
+ * other than the daemon's uid, root or a member of that group is hung up
+ * on even where the socket's mode would let it connect.
+ */
+static void t_socket_access(void)
+{
+	struct stat st;
+
+	start_and_wait("--workers=1");
+	CHECK(stat(sock_path, &st) == 0);
+	if ((st.st_mode & 0777) != 0600)
+		printf("  socket mode %o\n", st.st_mode & 0777);
+	CHECK((st.st_mode & 0777) == 0600);
+	CHECK(peer_served(65534, 65534, 0) == -1);	/* EACCES */
+	CHECK(chmod(sock_path, 0666) == 0);
+	CHECK(peer_served(65534, 65534, 0) == 0);	/* hung up on */
+	CHECK(kill(daemon_pid, 0) == 0);
+	CHECK(peer_served(0, 0, 0) == 1);		/* root still is */
+
+	start_and_wait("--workers=1 --socket-group=nogroup");
+	CHECK(stat(sock_path, &st) == 0);
+	CHECK((st.st_mode & 0777) == 0660 && st.st_gid == 65534);
+	CHECK(peer_served(65534, 65534, 0) == 1);	/* primary group */
+	CHECK(peer_served(65533, 1234, 65534) == 1);	/* supplementary */
+	CHECK(chmod(sock_path, 0666) == 0);
+	CHECK(peer_served(65533, 1234, 0) == 0);	/* neither */
+	CHECK(peer_served(0, 0, 0) == 1);
+	cleanup();
+	CHECK(exit_status_with("--socket-group=no-such-group-here") == 2);
+}
+
+/* SET_MEM_TABLE of one region at MEM_GPA over fd: the acknowledged status. */
+static int64_t mem_table_of(int fd, uint64_t size)
+{
+	struct { uint32_t n, pad; uint64_t gpa, size, uva, off; } mt = {
+		1, 0, MEM_GPA, size, MEM_GPA, 0 };
+
+	return acked(5, &mt, sizeof(mt), fd);
+}
+
+static void setup_queue(unsigned int q)
+{
+	struct vq v = vq_of(q);
+	uint32_t st[2] = { q, QSIZE }, base[2] = { q, 0 }, en[2] = { q, 1 };
+	struct { uint32_t idx, flags; uint64_t desc, used, avail, log; }
+		__attribute__((packed)) a = { q, 0, v.gpa_desc, v.gpa_used,
+					      v.gpa_avail, 0 };
+
+	CHECK(acked(8, st, 8, -1) == 0);
+	CHECK(acked(10, base, 8, -1) == 0);
+	CHECK(acked(9, &a, sizeof(a), -1) == 0);
+	CHECK(acked(18, en, 8, -1) == 0);
+}
+
+/* true while the daemon (the sandbox's parent) has not exited */
+static bool daemon_alive(void)
+{
+	int status;
+
+	if (waitpid(daemon_pid, &status, WNOHANG) == 0)
+		return true;
+	if (WIFSIGNALED(status) || WIFEXITED(status))
+		printf("  the daemon ended: %s %d\n",
+		       WIFSIGNALED(status) ? "signal" : "status",
+		       WIFSIGNALED(status) ? WTERMSIG(status) :
+		       WEXITSTATUS(status));
+	daemon_pid = 0;
+	return false;
+}
+
+/* A request on queue 1 whose buffer lies at offset off of guest memory. */
+static void kick_buffer_at(uint64_t off)
+{
+	struct vq v = vq_of(1);
+	uint16_t slot = avail_idx[1] % QSIZE;
+
+	v.desc[20] = (struct vring_desc){ MEM_GPA + off, 64, 0, 0 };
+	v.avail->ring[slot] = 20;
+	__atomic_store_n(&v.avail->idx, ++avail_idx[1], __ATOMIC_RELEASE);
+	kick(1);
+	usleep(200000);
+}
+
+/*
+ * A region must lie within its file: one larger than its memfd is refused
+ * (a descriptor in its tail would end the daemon with SIGBUS), and a
+ * memfd that allows seals cannot be shrunk under the daemon afterwards.
+ */
+static void t_region_past_file(void)
+{
+	uint64_t f = (1ULL << 32) | (1ULL << 29) | (1ULL << 30) | (1ULL << 1);
+	int64_t r;
+
+	restart("--workers=1");
+	CHECK(!test_failed);
+	CHECK(acked(2, &f, 8, -1) == 0);
+	memfd = memfd_create("guest", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	CHECK(memfd >= 0 && ftruncate(memfd, MEM_SIZE) == 0);
+	mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	CHECK(mem != MAP_FAILED);
+	r = mem_table_of(memfd, 2ULL * MEM_SIZE);
+	if (r == 0) {
+		printf("  a region twice its memfd's size was accepted\n");
+		setup_queue(1);
+		kick_buffer_at(MEM_SIZE + 0x1000);
+		CHECK(daemon_alive());
+	}
+	CHECK(r == 1);
+	/* mmap_offset + size wrapping around is refused as well */
+	{
+		struct { uint32_t n, pad; uint64_t gpa, size, uva, off; } mt = {
+			1, 0, MEM_GPA, MEM_SIZE, MEM_GPA, ~0ULL - 4095 };
+
+		CHECK(acked(5, &mt, sizeof(mt), memfd) == 1);
+	}
+	CHECK(mem_table_of(memfd, MEM_SIZE) == 0);
+	setup_queue(1);
+	CHECK(!test_failed);
+	if (ftruncate(memfd, MEM_SIZE / 2) == 0) {
+		printf("  the memfd was shrunk under the daemon\n");
+		kick_buffer_at(MEM_SIZE / 2 + 0x1000);
+		CHECK(daemon_alive());
+	}
+	CHECK(errno == EPERM);		/* F_SEAL_SHRINK */
+	CHECK(daemon_alive());
+}
+
+/*
+ * A region file that takes no seal (here a memfd without
+ * MFD_ALLOW_SEALING; UML's file, a memory-backend-file) shrunk under the
+ * daemon: the access to its lost tail faults, the queue is marked broken,
+ * the daemon keeps serving (the other queues, and the next frontend).
+ */
+static void t_region_shrunk(void)
+{
+	uint64_t f = (1ULL << 32) | (1ULL << 29) | (1ULL << 30) | (1ULL << 1);
+	uint32_t st[2] = { 1, 0 };
+	struct { uint32_t idx, num; } r;
+	struct fuse_getattr_in gi = { 0 };
+	struct fuse_out_header *oh;
+
+	restart("--workers=1");
+	CHECK(!test_failed);
+	CHECK(acked(2, &f, 8, -1) == 0);
+	memfd = memfd_create("guest", MFD_CLOEXEC);
+	CHECK(memfd >= 0 && ftruncate(memfd, MEM_SIZE) == 0);
+	mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	CHECK(mem != MAP_FAILED);
+	CHECK(mem_table_of(memfd, MEM_SIZE) == 0);
+	setup_queue(1);
+	setup_queue(2);
+	CHECK(!test_failed);
+	CHECK(ftruncate(memfd, MEM_SIZE / 2) == 0);	/* no seal possible */
+	kick_buffer_at(MEM_SIZE / 2 + 0x1000);
+	CHECK(daemon_alive());
+	/* queue 1 is broken: nothing published, its base still answered */
+	CHECK(vq_of(1).used->idx == 0);
+	CHECK(send_msg(11, 0, st, sizeof(st), -1) == 0);	/* GET_VRING_BASE */
+	CHECK(recv_reply(11, &r, sizeof(r)) == 0);
+	/* the sync queue, in the part still there, serves on */
+	fuse_init_sync();
+	CHECK(!test_failed);
+	oh = submit(2, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
+	CHECK(kick(2) == 0);
+	CHECK(oh->error == 0);
+	CHECK(daemon_alive());
+}
+
+/*
+ * A message shorter than its payload is refused: it must not act on what
+ * the previous message left in the buffer.
+ */
+static void t_short_messages(void)
+{
+	static const uint32_t reqs[] = { 8, 9, 10, 12, 13, 14, 18, 35 };
+	uint32_t base[2] = { 1, 5 };
+	unsigned int i;
+	uint64_t f;
+
+	restart("--workers=1");
+	CHECK(!test_failed);
+	f = (1ULL << 32) | (1ULL << 29) | (1ULL << 30) | (1ULL << 1);
+	CHECK(acked(2, &f, 8, -1) == 0);
+	set_guest_memory();
+	setup_queue(1);
+	CHECK(!test_failed);
+	for (i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
+		int64_t st;
+
+		/* a full SET_VRING_BASE leaves { 1, 5 } in the buffer */
+		CHECK(acked(10, base, 8, -1) == 0);
+		st = acked(reqs[i], NULL, 0, -1);
+		if (st != 1)
+			printf("  request %u with no payload: status %lld\n",
+			       reqs[i], (long long)st);
+		CHECK(st == 1);
+	}
+	/* and a SET_VRING_ADDR of 8 bytes, the rest from before */
+	CHECK(acked(9, base, 8, -1) == 1);
+	/* SET_FEATURES of 4 bytes */
+	CHECK(acked(2, &f, 4, -1) == 1);
+	CHECK(daemon_alive());
+}
+
+/*
+ * The daemon's exit status and stderr, started with --socket-path in a
+ * directory that does not exist (so it stops right after opening its
+ * output files) and the given option.
+ */
+static int run_capture(const char *arg, char *out, size_t len)
+{
+	int fds[2], status = -1;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		dup2(fds[1], 2);
+		execl(daemon_path, daemon_path, "--socket-path=/nonexistent/s",
+		      "--shared-dir=/", arg, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	while ((n = read(fds[0], out + got, len - 1 - got)) > 0)
+		got += n;
+	out[got] = 0;
+	close(fds[0]);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/*
+ * --trace-file and --stats-file are opened as root on a host path: a
+ * symlink, hard link or FIFO planted there is refused, and what it points
+ * to is left alone.
+ */
+static void t_output_files(void)
+{
+	static const char *const opts[] = { "--trace-file", "--stats-file" };
+	char victim[400], planted[400], arg[420], out[2048], buf[16];
+	unsigned int i, kind;
+	int fd;
+
+	cleanup();
+	strcpy(dir, "/tmp/vufs-vu-XXXXXX");
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	snprintf(planted, sizeof(planted), "%s/out", dir);
+	for (i = 0; i < 2; i++) {
+		for (kind = 0; kind < 3; kind++) {
+			fd = open(victim, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+			CHECK(fd >= 0 && write(fd, "keep", 4) == 4);
+			close(fd);
+			unlink(planted);
+			if (kind == 0)
+				CHECK(symlink(victim, planted) == 0);
+			else if (kind == 1)
+				CHECK(link(victim, planted) == 0);
+			else
+				CHECK(mkfifo(planted, 0600) == 0);
+			snprintf(arg, sizeof(arg), "%s=%s", opts[i], planted);
+			CHECK(run_capture(arg, out, sizeof(out)) == 1);
+			fd = open(victim, O_RDONLY);
+			CHECK(fd >= 0);
+			memset(buf, 0, sizeof(buf));
+			CHECK(read(fd, buf, sizeof(buf)) >= 0);
+			close(fd);
+			if (!strstr(out, planted) || strcmp(buf, "keep"))
+				printf("  %s over a %s: \"%s\" left, said: %s",
+				       opts[i], kind == 0 ? "symlink" :
+				       kind == 1 ? "hard link" : "FIFO",
+				       buf, out);
+			CHECK(!strcmp(buf, "keep"));
+			/* refused for the file, not for the socket's path */
+			CHECK(strstr(out, planted));
+		}
+	}
+	/* a regular file is still written */
+	unlink(planted);
+	snprintf(arg, sizeof(arg), "--trace-file=%s", planted);
+	CHECK(run_capture(arg, out, sizeof(out)) == 1);
+	CHECK(!strstr(out, planted) && access(planted, F_OK) == 0);
+}
+
+/*
+ * A daemon taken over by the guest (--test-escape runs the attempts in
+ * the sandboxed daemon): a forged file handle, sysctl writes through the
+ * procfs, the host's processes. Every attempt must be refused.
+ */
+static void t_escape(void)
+{
+	char out[4096] = { 0 }, sock_arg[340], share_arg[340], *line;
+	int fds[2], status = -1, refused = 0;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	cleanup();
+	strcpy(dir, "/tmp/vufs-vu-XXXXXX");
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(share, sizeof(share), "%s/share", dir);
+	CHECK(mkdir(share, 0755) == 0);
+	snprintf(sock_arg, sizeof(sock_arg), "--socket-path=%s/sock", dir);
+	snprintf(share_arg, sizeof(share_arg), "--shared-dir=%s", share);
+	CHECK(pipe2(fds, O_CLOEXEC) == 0);
+	pid = fork();
+	if (!pid) {
+		dup2(fds[1], 2);
+		execl(daemon_path, daemon_path, sock_arg, share_arg,
+		      "--test-escape", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	while ((n = read(fds[0], out + got, sizeof(out) - 1 - got)) > 0)
+		got += n;
+	close(fds[0]);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	for (line = strstr(out, "test: escape: "); line;
+	     line = strstr(line + 1, "test: escape: ")) {
+		char *end = strchr(line, '\n');
+
+		if (strstr(line, ": ESCAPED: ") &&
+		    (!end || strstr(line, ": ESCAPED: ") < end))
+			printf("  %.*s\n", end ? (int)(end - line) : 80, line);
+		else
+			refused++;
+	}
+	CHECK(!strstr(out, "ESCAPED"));
+	CHECK(refused == 5);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 /* a kick channel's answers: after this one, none to the queue's kicks */
@@ -1481,7 +1917,13 @@ void vu_tests(const char *daemon)
 	test_run("sandbox: '..' out of a directory moved off the share", t_moved_dir);
 	test_run("sandbox: namespaces, root, capabilities, seccomp", t_sandbox_layers);
 	test_run("sandbox: every mode serves, xattrs too", t_modes);
-	test_run("sandbox: --allow-devices keeps CAP_MKNOD", t_allow_devices_cap);
+	test_run("sandbox: --allow-devices keeps CAP_MKNOD, --file-handles DAC_READ_SEARCH", t_allow_devices_cap);
 	test_run("sandbox: a forbidden system call ends the daemon", t_forbidden_syscall);
+	test_run("sandbox: a taken-over daemon cannot leave it", t_escape);
+	test_run("socket: mode 0600, --socket-group, peer credentials", t_socket_access);
+	test_run("vhost-user: a region past the end of its file is refused", t_region_past_file);
+	test_run("vhost-user: a region file shrunk later breaks the queue only", t_region_shrunk);
+	test_run("vhost-user: messages shorter than their payload are refused", t_short_messages);
+	test_run("output files: no symlink, hard link or FIFO followed", t_output_files);
 	cleanup();
 }
