@@ -458,7 +458,12 @@ def qemu_args(s, name):
 # virtiofsd): guest memory prefaulted when the device maps it, so no boot's
 # figures carry the host page faults of the device's first writes to guest
 # pages (how many pages are fresh differs per boot).
-BENCH_DEV_OPTS = ["--dev-opts", "--populate-memory"]
+# And --file-handles: the unlink workload keeps up to 50,000 files known
+# to the guest at once, more than the sandbox's default of one pinned fd
+# per known inode allows (--max-files, about 9,000 here); a benchmark's
+# guest is trusted, and the device then reopens evicted inodes by handle
+# (vhost-user-fs/README.md, Security model).
+BENCH_DEV_OPTS = ["--dev-opts", "--populate-memory --file-handles"]
 
 
 def bench_dev_opts(args):

@@ -85,8 +85,9 @@ class Args(unittest.TestCase):
         self.assertEqual(args[args.index("--pin-device") + 1], "1")   # colocated by default
         a = args[args.index("/A") + 1:args.index("--share", args.index("/A"))]
         b = args[args.index("/B") + 1:]
-        self.assertEqual(a, ["--driver", "ours", "--dev-opts", "--sync-queues=0 --populate-memory"])
-        self.assertEqual(b, ["--driver", "ours", "--dev-opts", "--populate-memory"])
+        self.assertEqual(a, ["--driver", "ours", "--dev-opts",
+                             "--sync-queues=0 --populate-memory --file-handles"])
+        self.assertEqual(b, ["--driver", "ours", "--dev-opts", "--populate-memory --file-handles"])
         args = bench.interleave_args(s, "async-vs-intree", ["/A", "/B"])
         self.assertEqual(args[args.index("--sync") + 1], "off")
         s = bench.Settings({"BENCH_PIN_DEVICE": "0", "BENCH_PIN_GUEST": "1",

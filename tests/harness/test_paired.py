@@ -204,7 +204,7 @@ class Settings(unittest.TestCase):
         self.assertEqual(cmd[cmd.index("--order") + 1], "balanced")
         self.assertEqual(cmd[cmd.index("--tarball") + 1], "/t.tar.gz")
         tail = cmd[cmd.index("--") + 1:]
-        self.assertEqual(tail[tail.index("--dev-opts") + 1], "--populate-memory")
+        self.assertEqual(tail[tail.index("--dev-opts") + 1], "--populate-memory --file-handles")
         self.assertIn("BENCH_PAIRED_ROUNDS=4", s.command())
 
     def test_bad_values(self):
