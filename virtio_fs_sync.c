@@ -744,12 +744,14 @@ static void vfsync_hiprio_done_work(struct work_struct *work)
 	spin_unlock(&fsvq->lock);
 }
 
-static void vfsync_vq_done(struct virtqueue *vq)
+/* Every queue's callback; KUnit's device calls it too */
+VISIBLE_IF_KUNIT void vfsync_vq_done(struct virtqueue *vq)
 {
 	struct vfsync_vq *fsvq = vq_to_fsvq(vq);
 
 	schedule_work(&fsvq->done_work);
 }
+EXPORT_SYMBOL_IF_KUNIT(vfsync_vq_done);
 
 /* Submission */
 
@@ -1771,18 +1773,15 @@ out:
 	return ret;
 }
 
-static void vfsync_remove(struct virtio_device *vdev)
+/*
+ * Removal, once the instance is unlisted: end everything the device holds
+ * and leave its queues idle; the caller deletes the virtqueues next.
+ */
+VISIBLE_IF_KUNIT void vfsync_remove_queues(struct vfsync_dev *fs)
 {
-	struct vfsync_dev *fs = vdev->priv;
 	long left = VFSYNC_REMOVE_GRACE;
 	unsigned int i;
 
-	mutex_lock(&vfsync_mutex);
-	/* No new mount finds it from here on */
-	list_del_init(&fs->list);
-	sysfs_remove_link(&fs->kobj, "device");
-	kobject_del(&fs->kobj);
-	debugfs_remove_recursive(fs->debugfs);
 	vfsync_stop_all_queues(fs);
 	/* fail_work does not take vfsync_mutex */
 	cancel_work_sync(&fs->fail_work);
@@ -1799,12 +1798,26 @@ static void vfsync_remove(struct virtio_device *vdev)
 		left = wait_event_timeout(fsvq->in_flight_wq,
 					  vfsync_idle(fsvq), left);
 	}
-	virtio_reset_device(vdev);
+	virtio_reset_device(fs->vdev);
 	for (i = 0; i < fs->nvqs; i++)
 		vfsync_reclaim_queue(&fs->vqs[i], -ENOTCONN);
 	vfsync_drain_all_queues(fs);
 	/* A done_work of the grace period may have scheduled it again */
 	cancel_work_sync(&fs->fail_work);
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_remove_queues);
+
+static void vfsync_remove(struct virtio_device *vdev)
+{
+	struct vfsync_dev *fs = vdev->priv;
+
+	mutex_lock(&vfsync_mutex);
+	/* No new mount finds it from here on */
+	list_del_init(&fs->list);
+	sysfs_remove_link(&fs->kobj, "device");
+	kobject_del(&fs->kobj);
+	debugfs_remove_recursive(fs->debugfs);
+	vfsync_remove_queues(fs);
 	vdev->config->del_vqs(vdev);
 
 	vdev->priv = NULL;

@@ -278,5 +278,9 @@ void vfsync_start_all_queues(struct vfsync_dev *fs);
 void vfsync_floor_summary(u64 *ns, unsigned int n, unsigned int busy,
 			  struct vfsync_floor *out);
 int vfsync_floor_run(struct vfsync_dev *fs, unsigned int n);
+#if IS_ENABLED(CONFIG_KUNIT)
+void vfsync_vq_done(struct virtqueue *vq);
+void vfsync_remove_queues(struct vfsync_dev *fs);
+#endif
 
 #endif /* _VIRTIO_FS_SYNC_H */
