@@ -85,16 +85,26 @@ struct vfsync_msg {
 int vfsync_parse_config(u32 req_queues, u32 sync_queues, bool sync_feature,
 			unsigned int nr_cpus, struct vfsync_qconf *conf)
 {
+	/* Request and sync queues together, after the hiprio queue */
+	const u32 room = VFSYNC_MAX_VQS - VFSYNC_VQ_REQUEST;
 	u32 nsync = sync_feature ? sync_queues : 0;
 
 	memset(conf, 0, sizeof(*conf));
 	if (!req_queues || !nr_cpus)
 		return -EINVAL;
 
-	conf->num_mapped_request_queues = min_t(u32, req_queues, nr_cpus);
+	conf->num_mapped_request_queues = min3(req_queues, (u32)nr_cpus, room);
 	nsync = min_t(u32, nsync, nr_cpus);
-	if (nsync && req_queues > VFSYNC_MAX_VQS - 1 - nsync)
+	/*
+	 * With sync queues every request queue is instantiated before them:
+	 * keep as many sync queues as fit after all of them (none if the
+	 * request queues alone fill the room). No subtraction can wrap:
+	 * room - req_queues is taken only when req_queues < room.
+	 */
+	if (req_queues >= room)
 		nsync = 0;
+	else
+		nsync = min(nsync, room - req_queues);
 
 	conf->num_sync_queues = nsync;
 	conf->num_request_queues = nsync ? req_queues :

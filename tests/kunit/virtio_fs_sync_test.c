@@ -426,6 +426,58 @@ static void vfsync_test_config(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vfsync_parse_config(1, 1, true, 0, &conf), -EINVAL);
 }
 
+/*
+ * Every queue count at and around the driver's limit, from any CPU count:
+ * the layout always fits VFSYNC_MAX_VQS, sync queues only where a CPU can
+ * use them and after every request queue, no count wraps.
+ */
+static void vfsync_test_config_bounds(struct kunit *test)
+{
+	static const u32 counts[] = {
+		1, 2, 3, VFSYNC_MAX_VQS - 3, VFSYNC_MAX_VQS - 2,
+		VFSYNC_MAX_VQS - 1, VFSYNC_MAX_VQS, VFSYNC_MAX_VQS + 1,
+		2 * VFSYNC_MAX_VQS, 4096, U32_MAX / 2, U32_MAX - 1, U32_MAX,
+	};
+	static const unsigned int cpus[] = {
+		1, 2, 64, VFSYNC_MAX_VQS - 2, VFSYNC_MAX_VQS - 1,
+		VFSYNC_MAX_VQS, VFSYNC_MAX_VQS + 1, 4096, 8192,
+	};
+	struct vfsync_qconf conf;
+	unsigned int r, s, c;
+	u32 req, sync;
+
+	for (c = 0; c < ARRAY_SIZE(cpus); c++)
+		for (r = 0; r < ARRAY_SIZE(counts); r++)
+			for (s = 0; s <= ARRAY_SIZE(counts); s++) {
+				req = counts[r];
+				sync = s ? counts[s - 1] : 0;
+				KUNIT_ASSERT_EQ(test, vfsync_parse_config(req, sync, true,
+									  cpus[c], &conf), 0);
+				KUNIT_EXPECT_LE_MSG(test, conf.nvqs, (unsigned int)VFSYNC_MAX_VQS,
+						    "req %u sync %u cpus %u", req, sync, cpus[c]);
+				KUNIT_EXPECT_EQ_MSG(test, conf.nvqs,
+						    1 + conf.num_request_queues +
+						    conf.num_sync_queues,
+						    "req %u sync %u cpus %u", req, sync, cpus[c]);
+				KUNIT_EXPECT_GE(test, conf.num_request_queues, 1U);
+				KUNIT_EXPECT_LE(test, conf.num_mapped_request_queues,
+						conf.num_request_queues);
+				KUNIT_EXPECT_LE(test, conf.num_mapped_request_queues, cpus[c]);
+				KUNIT_EXPECT_LE(test, conf.num_sync_queues, sync);
+				KUNIT_EXPECT_LE(test, conf.num_sync_queues, cpus[c]);
+				/* Sync queues follow all R request queues */
+				if (conf.num_sync_queues)
+					KUNIT_EXPECT_EQ(test, conf.num_request_queues, req);
+				/* As many as fit, up to one per CPU */
+				if (req < VFSYNC_MAX_VQS - 1)
+					KUNIT_EXPECT_EQ_MSG(test, conf.num_sync_queues,
+							    min3(sync, (u32)cpus[c],
+								 VFSYNC_MAX_VQS - 1 - req),
+							    "req %u sync %u cpus %u",
+							    req, sync, cpus[c]);
+			}
+}
+
 static void vfsync_test_queue_size(struct kunit *test)
 {
 	static const enum vfsync_vq_kind kinds[] = {
@@ -1226,6 +1278,7 @@ static struct kunit_case vfsync_policy_cases[] = {
 	KUNIT_CASE(vfsync_test_init_flags),
 	KUNIT_CASE(vfsync_test_reply),
 	KUNIT_CASE(vfsync_test_config),
+	KUNIT_CASE(vfsync_test_config_bounds),
 	KUNIT_CASE(vfsync_test_queue_size),
 	KUNIT_CASE(vfsync_test_stats_line),
 	KUNIT_CASE(vfsync_test_forget_msg),
