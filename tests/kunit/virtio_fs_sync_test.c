@@ -11,6 +11,7 @@
  */
 
 #include <kunit/test.h>
+#include <linux/delay.h>
 #include <linux/fuse.h>
 #include <linux/gfp.h>
 #include <linux/module.h>
@@ -592,6 +593,7 @@ struct test_ring {
 	enum test_mode mode;
 	bool release_on_kick;	/* complete the held buffers after new ones */
 	bool mute;		/* never call the driver's callback */
+	bool notify_fails;	/* the transport cannot deliver a kick */
 	u16 held[TEST_RING];
 	unsigned int nheld;
 	unsigned int kicks, kicks_armed, irqs;
@@ -611,6 +613,7 @@ struct test_buf {
 	u8 data[64];
 	unsigned int sent, reaped, completed, failed;
 	int err;
+	struct task_struct *completer;	/* who ended it */
 };
 
 static struct test_buf *to_tb(struct vfsync_buf *buf)
@@ -632,6 +635,7 @@ static int test_complete(struct vfsync_buf *buf, void *upper)
 {
 	to_tb(buf)->completed++;
 	to_tb(buf)->err = buf->error;
+	to_tb(buf)->completer = current;
 	return 0;
 }
 
@@ -751,14 +755,23 @@ static bool test_notify(struct virtqueue *vq)
 	}
 	if (r->release_on_kick)
 		test_release(td, vq->index);
-	return true;
+	return !r->notify_fails;
 }
 
+/* The driver's own callback */
 static void test_callback(struct virtqueue *vq)
 {
-	struct test_dev *td = to_td(vq);
+	vfsync_vq_done(vq);
+}
 
-	schedule_work(&td->vqs[vq->index].done_work);
+/* Wait, a bounded time, for a buffer's end that a work item makes */
+static void test_wait_end(struct test_buf *tb)
+{
+	unsigned int i;
+
+	for (i = 0; i < 100 && !READ_ONCE(tb->completed) &&
+	     !READ_ONCE(tb->failed); i++)
+		msleep(20);
 }
 
 static void test_reset(struct virtio_device *vdev)
@@ -890,9 +903,17 @@ static void vfsync_test_engine_deferred_by_kicker(struct kunit *test)
 	r->release_on_kick = true;
 	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &b->buf), 0);
 	flush_work(&td->vqs[TEST_SYNC].done_work);
+	test_wait_end(a);
 
 	KUNIT_EXPECT_EQ(test, a->completed, 1U);
 	KUNIT_EXPECT_EQ(test, b->completed, 1U);
+	/*
+	 * The kicker ends its own request; another task's (or a background
+	 * one) is ended by a work item, as in-tree virtiofs ends them all:
+	 * never under whatever the kicker holds.
+	 */
+	KUNIT_EXPECT_PTR_EQ(test, b->completer, current);
+	KUNIT_EXPECT_PTR_NE(test, a->completer, current);
 	KUNIT_EXPECT_EQ_MSG(test, r->kicks_armed, 0U,
 			    "the callback was armed during a kick");
 	KUNIT_EXPECT_EQ_MSG(test, r->irqs, 0U,
@@ -964,6 +985,7 @@ static void vfsync_test_engine_busy(struct kunit *test)
 	td->rings[TEST_SYNC].mode = TEST_INLINE;
 	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &c->buf), 0);
 	flush_work(&sq->done_work);
+	test_wait_end(b);
 	KUNIT_EXPECT_EQ(test, b->completed, 1U);
 	KUNIT_EXPECT_EQ(test, c->completed, 1U);
 	KUNIT_EXPECT_FALSE(test, test_bit(VFSYNC_VQ_REAP, &sq->flags));
@@ -1183,6 +1205,93 @@ static void vfsync_test_engine_broken(struct kunit *test)
 }
 
 /*
+ * Removal: once the queues are torn down no work of theirs may run or be
+ * scheduled, whatever the device does: the virtqueues are deleted next.
+ * A late used element with its interrupt must not reach the ring.
+ */
+static void vfsync_test_engine_remove_late_irq(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct vfsync_vq *sq = &td->vqs[TEST_SYNC];
+	struct test_buf *a = test_buf(test, TEST_SYNC_OK);
+	unsigned int i;
+
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
+	KUNIT_EXPECT_EQ(test, a->completed, 1U);
+	vfsync_remove_queues(&td->fs);
+	for (i = 0; i < TEST_NVQS; i++) {
+		KUNIT_EXPECT_FALSE(test, work_pending(&td->vqs[i].done_work));
+		KUNIT_EXPECT_FALSE(test, work_pending(&td->vqs[i].dispatch_work));
+	}
+
+	/* A hostile or slow device: a used element after the reset */
+	virtqueue_enable_cb(sq->vq);
+	test_push(td, TEST_SYNC, 0);
+	KUNIT_EXPECT_EQ(test, td->rings[TEST_SYNC].irqs, 1U);
+	KUNIT_EXPECT_FALSE_MSG(test, work_pending(&sq->done_work),
+			       "a queue's work was scheduled after removal");
+	flush_work(&sq->done_work);
+	KUNIT_EXPECT_FALSE_MSG(test, virtqueue_is_broken(sq->vq),
+			       "a queue's work read the ring after removal");
+	KUNIT_EXPECT_FALSE(test, work_pending(&td->fs.fail_work));
+}
+
+/*
+ * Every queue broken at once (the transport gave up on the device): what
+ * the queues held ends with -ENOTCONN, the device is reset and kept
+ * failed, so that no waiter and no unmount hangs for a removal that may
+ * never come. The next submission is what notices it.
+ */
+static void vfsync_test_engine_all_broken(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct test_buf *a = test_buf(test, TEST_ASYNC);
+	struct test_buf *b = test_buf(test, TEST_SYNC_OK);
+	struct test_buf *c = test_buf(test, TEST_ASYNC);
+
+	td->rings[TEST_REQ].mode = TEST_HOLD;
+	td->rings[TEST_SYNC].mode = TEST_HOLD;
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &b->buf), 0);
+	KUNIT_EXPECT_EQ(test, a->completed + b->completed, 0U);
+
+	virtio_break_device(&td->vdev);
+	KUNIT_EXPECT_NE(test, vfsync_submit(&td->fs, &c->buf), 0);
+	flush_work(&td->fs.fail_work);
+	test_wait_end(a);
+	test_wait_end(b);
+	KUNIT_EXPECT_EQ(test, a->completed, 1U);
+	KUNIT_EXPECT_EQ(test, a->err, -ENOTCONN);
+	KUNIT_EXPECT_EQ(test, b->completed, 1U);
+	KUNIT_EXPECT_EQ(test, b->err, -ENOTCONN);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(td->fs.failed));
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_REQ].in_flight), 0);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_SYNC].in_flight), 0);
+}
+
+/*
+ * A kick the transport could not deliver, made outside the queue lock
+ * (a request queue's): the queue is broken and nothing else will look at
+ * it. Its requests end with -ENOTCONN all the same.
+ */
+static void vfsync_test_engine_notify_failed(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct test_buf *a = test_buf(test, TEST_ASYNC);
+
+	td->rings[TEST_REQ].mode = TEST_HOLD;
+	td->rings[TEST_REQ].notify_fails = true;
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
+	KUNIT_EXPECT_TRUE(test, virtqueue_is_broken(td->vqs[TEST_REQ].vq));
+	flush_work(&td->fs.fail_work);
+	test_wait_end(a);
+	KUNIT_EXPECT_EQ(test, a->completed, 1U);
+	KUNIT_EXPECT_EQ(test, a->err, -ENOTCONN);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(td->fs.failed));
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_REQ].in_flight), 0);
+}
+
+/*
  * Issue 17, item 2: the kick floor kicks the sync queue with nothing on
  * it, one timed kick at a time, and refuses what it cannot measure.
  */
@@ -1235,6 +1344,9 @@ static struct kunit_case vfsync_engine_cases[] = {
 	KUNIT_CASE(vfsync_test_engine_park),
 	KUNIT_CASE(vfsync_test_engine_repark_race),
 	KUNIT_CASE(vfsync_test_engine_broken),
+	KUNIT_CASE(vfsync_test_engine_remove_late_irq),
+	KUNIT_CASE(vfsync_test_engine_all_broken),
+	KUNIT_CASE(vfsync_test_engine_notify_failed),
 	KUNIT_CASE(vfsync_test_engine_defer),
 	KUNIT_CASE(vfsync_test_engine_defer_stopped),
 	KUNIT_CASE(vfsync_test_engine_floor),
@@ -1279,6 +1391,7 @@ static struct kunit_case vfsync_policy_cases[] = {
 	KUNIT_CASE(vfsync_test_reply),
 	KUNIT_CASE(vfsync_test_config),
 	KUNIT_CASE(vfsync_test_config_bounds),
+	KUNIT_CASE(vfsync_test_cfg_room),
 	KUNIT_CASE(vfsync_test_queue_size),
 	KUNIT_CASE(vfsync_test_stats_line),
 	KUNIT_CASE(vfsync_test_forget_msg),
