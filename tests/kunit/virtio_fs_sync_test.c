@@ -12,6 +12,7 @@
 
 #include <kunit/test.h>
 #include <linux/delay.h>
+#include <linux/fcntl.h>
 #include <linux/fuse.h>
 #include <linux/gfp.h>
 #include <linux/module.h>
@@ -194,7 +195,9 @@ static bool opcode_off_sync(u32 opcode)
 	       opcode == FUSE_BATCH_FORGET || opcode == FUSE_COPY_FILE_RANGE ||
 	       opcode == FUSE_FALLOCATE || opcode == FUSE_FSYNC ||
 	       opcode == FUSE_FSYNCDIR || opcode == FUSE_SYNCFS ||
-	       opcode == FUSE_FLUSH;
+	       opcode == FUSE_FLUSH || opcode == FUSE_RELEASE ||
+	       opcode == FUSE_UNLINK || opcode == FUSE_RENAME ||
+	       opcode == FUSE_RENAME2 || opcode == FUSE_DESTROY;
 }
 
 /* One opcode and size, background or not, against both limits */
@@ -254,11 +257,62 @@ static void vfsync_test_eligible(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FSYNCDIR, false, 1, SIZE_MAX, 0));
 	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_SYNCFS, false, 1, SIZE_MAX, 0));
 	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FLUSH, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_RELEASE, false, 1, SIZE_MAX, 0));
+	/* close() on the host may write the file back, as FLUSH does */
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RELEASE, false, 1, SIZE_MAX, 0));
+	/* may drop the last link of a large file: the host frees its blocks */
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_UNLINK, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RENAME, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RENAME2, false, 1, SIZE_MAX, 0));
+	/* the host's end of the session: whatever it flushes */
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_DESTROY, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_RELEASEDIR, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_RMDIR, false, 1, SIZE_MAX, 0));
 	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_GETATTR, false, 1, SIZE_MAX, 0));
 	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_SETLK, false, 1, SIZE_MAX, 0));
 	/* The default background limit, 0, keeps every background request off */
 	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RELEASE, true, 1, SIZE_MAX, 0));
+}
+
+/* Truncation through an otherwise short request: off sync queues */
+static void vfsync_test_long_request(struct kunit *test)
+{
+	struct fuse_setattr_in sa = { .valid = FATTR_MODE | FATTR_UID };
+	struct fuse_open_in op = { .flags = O_RDWR };
+	struct fuse_create_in cr = { .flags = O_RDWR | O_CREAT };
+
+	KUNIT_EXPECT_FALSE(test, vfsync_long_request(FUSE_SETATTR, &sa, sizeof(sa)));
+	sa.valid |= FATTR_SIZE;
+	KUNIT_EXPECT_TRUE(test, vfsync_long_request(FUSE_SETATTR, &sa, sizeof(sa)));
+	KUNIT_EXPECT_FALSE(test, vfsync_long_request(FUSE_OPEN, &op, sizeof(op)));
+	op.flags |= O_TRUNC;
+	KUNIT_EXPECT_TRUE(test, vfsync_long_request(FUSE_OPEN, &op, sizeof(op)));
+	KUNIT_EXPECT_FALSE(test, vfsync_long_request(FUSE_CREATE, &cr, sizeof(cr)));
+	cr.flags |= O_TRUNC;
+	KUNIT_EXPECT_TRUE(test, vfsync_long_request(FUSE_CREATE, &cr, sizeof(cr)));
+	/* Too short to tell: taken as long */
+	KUNIT_EXPECT_TRUE(test, vfsync_long_request(FUSE_SETATTR, &sa, 4));
+	KUNIT_EXPECT_TRUE(test, vfsync_long_request(FUSE_OPEN, NULL, 0));
+	KUNIT_EXPECT_TRUE(test, vfsync_long_request(FUSE_CREATE, &cr, 0));
+	/* Other opcodes: their first argument does not matter */
+	KUNIT_EXPECT_FALSE(test, vfsync_long_request(FUSE_GETATTR, &sa, sizeof(sa)));
+	KUNIT_EXPECT_FALSE(test, vfsync_long_request(FUSE_WRITE, NULL, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_long_request(FUSE_OPENDIR, &op, sizeof(op)));
+}
+
+/* A device-config capability that claims more than its BAR has */
+static void vfsync_test_cfg_room(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, vfsync_cfg_room(0, 48, 4096), (size_t)48);
+	KUNIT_EXPECT_EQ(test, vfsync_cfg_room(0x2000, 48, 0x4000), (size_t)48);
+	/* Beyond the BAR: what the BAR has from the offset */
+	KUNIT_EXPECT_EQ(test, vfsync_cfg_room(0x3ff0, 48, 0x4000), (size_t)16);
+	KUNIT_EXPECT_EQ(test, vfsync_cfg_room(0x4000, 48, 0x4000), (size_t)0);
+	KUNIT_EXPECT_EQ(test, vfsync_cfg_room(U32_MAX, U32_MAX, 0x4000), (size_t)0);
+	KUNIT_EXPECT_EQ(test, vfsync_cfg_room(0, 48, 0), (size_t)0);
+	/* At most a page, what virtio-pci maps */
+	KUNIT_EXPECT_EQ(test, vfsync_cfg_room(0, U32_MAX, U64_MAX), (size_t)PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, vfsync_cfg_room(16, U32_MAX, 0x100000000ULL),
+			(size_t)PAGE_SIZE);
 }
 
 /*
@@ -1387,6 +1441,7 @@ static struct kunit_case vfsync_map_cases[] = {
 
 static struct kunit_case vfsync_policy_cases[] = {
 	KUNIT_CASE(vfsync_test_eligible),
+	KUNIT_CASE(vfsync_test_long_request),
 	KUNIT_CASE(vfsync_test_init_flags),
 	KUNIT_CASE(vfsync_test_reply),
 	KUNIT_CASE(vfsync_test_config),
