@@ -2003,8 +2003,8 @@ int vfsync_virtio_init(void)
 		vfsync_driver.feature_table_size = 1;
 	}
 
-	vfsync_wq = alloc_workqueue(KBUILD_MODNAME,
-				    WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
+	vfsync_wq = alloc_workqueue(KBUILD_MODNAME, WQ_MEM_RECLAIM | WQ_HIGHPRI |
+				    COMPAT_WQ_PERCPU_FLAG, 0);
 	if (!vfsync_wq)
 		return -ENOMEM;
 	vfsync_kset = kset_create_and_add(KBUILD_MODNAME, NULL, fs_kobj);
