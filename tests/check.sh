@@ -784,6 +784,9 @@ t uml-7.3:faults faults uml-7.3:faults --kernel 7.3 --cpus 2 --driver ours --syn
 # request until the device returns it (tests/vm/scenarios/request-timeout)
 t uml-7.3:request-timeout faults uml-7.3:request-timeout --kernel 7.3 --cpus 2 --driver ours \
 	--sync off --no-mount -- "$repo/tests/vm/scenarios/request-timeout" 40
+# the same on Debian's 7.3 (QEMU: request queues only)
+t qemu-7.3:request-timeout faults qemu-7.3:request-timeout --substrate qemu --kernel 7.3 --cpus 2 \
+	--driver ours --no-mount -- "$repo/tests/vm/scenarios/request-timeout" 40
 # stress_pinned N: tests/stress.sh on N vCPUs with a writer bound to each
 # (stress --pin), faults and late completions injected, every byte verified
 # on the host; each CPU used its own sync queue: every writer ran where it
