@@ -996,6 +996,11 @@ static void vfsync_fuse_kill_sb(struct super_block *sb)
 	fuse_mount_destroy(fm);
 }
 
+/*
+ * Under sb_lock, for every superblock of the type, dying ones too until
+ * their ->kill_sb() returned: @sb's vfsync_fuse may have been released
+ * already, and is still there for the grace period (vfsync_fuse.rcu).
+ */
 static int vfsync_fuse_test_super(struct super_block *sb,
 				  struct fs_context *fsc)
 {
