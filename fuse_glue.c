@@ -38,7 +38,7 @@ MODULE_PARM_DESC(sync_max_bytes,
 		 "Largest request, in + out bytes including FUSE headers, sent on a sync queue (default: 1052672)");
 
 /*
- * Background requests (readahead, RELEASE, writeback, asynchronous I/O) are
+ * Background requests (readahead, writeback, asynchronous I/O) are
  * sent under fc->bg_lock, where nothing may be held for a host operation
  * or ended. With a limit set, those up to it (in + out bytes with headers,
  * and at most sync_max_bytes) are kicked on a sync queue by a work item of
