@@ -81,6 +81,16 @@ void vfsync_queue_work(struct work_struct *work)
 	queue_work(vfsync_wq, work);
 }
 
+/* Module init; the KUnit engine suite too, where the driver's init did not run */
+VISIBLE_IF_KUNIT int vfsync_wq_init(void)
+{
+	if (!vfsync_wq)
+		vfsync_wq = alloc_workqueue(KBUILD_MODNAME, WQ_MEM_RECLAIM |
+					    WQ_HIGHPRI | COMPAT_WQ_PERCPU_FLAG, 0);
+	return vfsync_wq ? 0 : -ENOMEM;
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_wq_init);
+
 /* A message of the hiprio queue, which the device answers with no reply */
 struct vfsync_msg {
 	struct list_head list;		/* on hiprio queued_reqs, under ->lock */
@@ -2003,9 +2013,7 @@ int vfsync_virtio_init(void)
 		vfsync_driver.feature_table_size = 1;
 	}
 
-	vfsync_wq = alloc_workqueue(KBUILD_MODNAME, WQ_MEM_RECLAIM | WQ_HIGHPRI |
-				    COMPAT_WQ_PERCPU_FLAG, 0);
-	if (!vfsync_wq)
+	if (vfsync_wq_init())
 		return -ENOMEM;
 	vfsync_kset = kset_create_and_add(KBUILD_MODNAME, NULL, fs_kobj);
 	if (!vfsync_kset) {

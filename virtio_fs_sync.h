@@ -294,6 +294,7 @@ int vfsync_floor_run(struct vfsync_dev *fs, unsigned int n);
 void vfsync_vq_done(struct virtqueue *vq);
 void vfsync_remove_queues(struct vfsync_dev *fs);
 size_t vfsync_cfg_room(u32 offset, u32 cap_len, u64 bar_len);
+int vfsync_wq_init(void);
 #endif
 
 #endif /* _VIRTIO_FS_SYNC_H */

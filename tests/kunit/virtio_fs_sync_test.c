@@ -848,6 +848,8 @@ static int vfsync_engine_init(struct kunit *test)
 	struct test_dev *td;
 	unsigned int i;
 
+	/* The driver's workqueue, also where its init is blacklisted */
+	KUNIT_ASSERT_EQ(test, vfsync_wq_init(), 0);
 	td = kunit_kzalloc(test, sizeof(*td), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, td);
 	INIT_LIST_HEAD(&td->vdev.vqs);
