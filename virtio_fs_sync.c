@@ -684,9 +684,9 @@ static void vfsync_fail_work(struct work_struct *work)
 	err = ring && broken < fs->nvqs ? -EIO : -ENOTCONN;
 	WRITE_ONCE(fs->failed, true);
 	dev_err(&fs->vdev->dev,
-		"%u of %u queues broken (%s): resetting the device, its requests fail with %s\n",
-		broken, fs->nvqs, err == -EIO ? "by the device" : "by the transport",
-		err == -EIO ? "EIO" : "ENOTCONN");
+		"%u of %u queues broken: resetting the device, its requests fail with %s (%s)\n",
+		broken, fs->nvqs, err == -EIO ? "EIO" : "ENOTCONN",
+		err == -EIO ? "a ring of the device" : "the transport");
 	vfsync_stop_all_queues(fs);
 	virtio_reset_device(fs->vdev);
 	for (i = 0; i < fs->nvqs; i++)
