@@ -194,6 +194,16 @@ static inline struct cpumask *compat_group_cpus_evenly(unsigned int numgrps,
 #define compat_dax_mem2blk_err(rc)	((int)(rc))
 #endif
 
+/*
+ * A bound (per-CPU) workqueue: 6.18 and later want it said, with
+ * WQ_PERCPU, and warn otherwise; before, it is what no flag means.
+ */
+#ifdef COMPAT_WQ_PERCPU
+#define COMPAT_WQ_PERCPU_FLAG		WQ_PERCPU
+#else
+#define COMPAT_WQ_PERCPU_FLAG		0
+#endif
+
 /* VISIBLE_IF_KUNIT and EXPORT_SYMBOL_IF_KUNIT: in 6.1 and later */
 #include <kunit/visibility.h>
 

@@ -38,7 +38,7 @@ MODULE_PARM_DESC(sync_max_bytes,
 		 "Largest request, in + out bytes including FUSE headers, sent on a sync queue (default: 1052672)");
 
 /*
- * Background requests (readahead, RELEASE, writeback, asynchronous I/O) are
+ * Background requests (readahead, writeback, asynchronous I/O) are
  * sent under fc->bg_lock, where nothing may be held for a host operation
  * or ended. With a limit set, those up to it (in + out bytes with headers,
  * and at most sync_max_bytes) are kicked on a sync queue by a work item of
@@ -81,7 +81,13 @@ MODULE_PARM_DESC(forget_delay_ms,
 struct vfsync_fuse_ctx {
 	struct vfsync_buf buf;		/* first: the virtqueue token */
 	struct fuse_req *req;
-	unsigned int in_len;		/* non-page in args, at data[0] */
+	unsigned int in_len;		/* non-page in args, at args[0] */
+	/*
+	 * Then the reply's header, which the device writes here and not into
+	 * req->out.h: it is copied out once and only that copy is checked
+	 * and used, whatever the device writes meanwhile. Then the non-page
+	 * out args.
+	 */
 	u8 *args;
 	struct scatterlist *sg;
 	struct scatterlist *sgs[];
@@ -115,6 +121,13 @@ struct vfsync_fuse {
 	unsigned int nforgets;			/* under forget_lock */
 	bool forgets_stopped;			/* under forget_lock */
 	struct delayed_work forget_work;
+	/*
+	 * Freed a grace period after the connection's release: sget_fc()
+	 * may run vfsync_fuse_test_super() on the superblock of an unmount
+	 * (under sb_lock, an RCU read-side section) until that unmount's
+	 * ->kill_sb() has returned, after the release.
+	 */
+	struct rcu_head rcu;
 	unsigned int nfud;
 	struct fuse_dev *fud[];
 };
@@ -157,12 +170,41 @@ bool vfsync_sync_eligible(u32 opcode, bool background, size_t bytes,
 	case FUSE_FSYNCDIR:
 	case FUSE_SYNCFS:		/* the whole host file system */
 	case FUSE_FLUSH:		/* close(dup(fd)): NFS writes back the file */
+	case FUSE_RELEASE:		/* close(fd): the same, the last close */
+	case FUSE_UNLINK:		/* the last link: the host frees the blocks */
+	case FUSE_RENAME:		/* over an existing file: the same */
+	case FUSE_RENAME2:
+	case FUSE_DESTROY:		/* the host ends the session */
 		return false;
 	}
 
 	return bytes <= max_bytes;
 }
 EXPORT_SYMBOL_IF_KUNIT(vfsync_sync_eligible);
+
+/*
+ * Requests of an opcode that is otherwise short on the host but that ask
+ * it to truncate a file, which frees its blocks however large it is:
+ * SETATTR with a size, OPEN and CREATE with O_TRUNC. @arg is the request's
+ * first in argument, @len bytes long; one too short for its fields is
+ * taken as long.
+ */
+bool vfsync_long_request(u32 opcode, const void *arg, size_t len)
+{
+	switch (opcode) {
+	case FUSE_SETATTR:
+		return len < offsetofend(struct fuse_setattr_in, valid) ||
+		       (((const struct fuse_setattr_in *)arg)->valid & FATTR_SIZE);
+	case FUSE_OPEN:
+		return len < offsetofend(struct fuse_open_in, flags) ||
+		       (((const struct fuse_open_in *)arg)->flags & O_TRUNC);
+	case FUSE_CREATE:
+		return len < offsetofend(struct fuse_create_in, flags) ||
+		       (((const struct fuse_create_in *)arg)->flags & O_TRUNC);
+	}
+	return false;
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_long_request);
 
 /*
  * A reply is used only if its lengths agree with each other and with what
@@ -280,8 +322,10 @@ static void vfsync_fuse_init_flags(struct vfsync_fuse *vf, u8 *in, size_t len)
 }
 
 /*
- * Build the request's buffers. GFP_ATOMIC: background requests are
- * submitted under fc->bg_lock.
+ * Build the request's buffers. A background request is submitted under
+ * fc->bg_lock: GFP_ATOMIC; any other with no lock held (the FUSE core's
+ * send_req(), 6.1's wake_pending_and_unlock() once fiq->lock is dropped),
+ * so its bounce buffer (up to 64 KiB of xattr value) may wait for memory.
  */
 static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
 {
@@ -294,8 +338,10 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
 	unsigned int in_pg_bytes, out_pg_bytes;
 	unsigned int in_pg_size = 0, out_pg_size = 0;
 	unsigned int nsg, out_sgs = 0, in_sgs = 0, i, off;
+	bool bg = test_bit(FR_BACKGROUND, &req->flags);
 	struct vfsync_fuse_ctx *ctx;
 	struct scatterlist *sg;
+	unsigned int oh_len;
 	size_t size;
 
 	in_len = fuse_len_args(num_in, (struct fuse_arg *)args->in_args);
@@ -311,9 +357,10 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
 	if (reply)
 		nsg += 1 + !!out_len + out_pg;
 
+	oh_len = reply ? sizeof(struct fuse_out_header) : 0;
 	size = sizeof(*ctx) + nsg * (sizeof(ctx->sgs[0]) + sizeof(*sg)) +
-	       in_len + out_len;
-	ctx = kmalloc(size, GFP_ATOMIC);
+	       in_len + oh_len + out_len;
+	ctx = kmalloc(size, bg ? GFP_ATOMIC : GFP_NOFS);
 	if (!ctx)
 		return NULL;
 
@@ -331,7 +378,7 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
 		off += args->in_args[i].size;
 	}
 	/* What a device that reports no used length left unwritten */
-	memset(ctx->args + in_len, 0, out_len);
+	memset(ctx->args + in_len, 0, oh_len + out_len);
 	if (req->in.h.opcode == FUSE_INIT)
 		vfsync_fuse_init_flags(compat_req_iq(req)->priv, ctx->args, in_len);
 
@@ -342,11 +389,10 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
 		out_sgs += vfsync_fuse_add_pages(&sg[out_sgs], ap, in_pg_size);
 
 	if (reply) {
-		sg_set_buf(&sg[out_sgs + in_sgs++], &req->out.h,
-			   sizeof(req->out.h));
+		sg_set_buf(&sg[out_sgs + in_sgs++], ctx->args + in_len, oh_len);
 		if (out_len)
-			sg_set_buf(&sg[out_sgs + in_sgs++], ctx->args + in_len,
-				   out_len);
+			sg_set_buf(&sg[out_sgs + in_sgs++],
+				   ctx->args + in_len + oh_len, out_len);
 		if (out_pg)
 			in_sgs += vfsync_fuse_add_pages(&sg[out_sgs + in_sgs],
 							ap, out_pg_size);
@@ -364,12 +410,15 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
 	ctx->buf.out_sgs = out_sgs;
 	ctx->buf.in_sgs = in_sgs;
 	ctx->buf.out_bytes = sizeof(req->in.h) + in_len + in_pg_bytes;
-	ctx->buf.in_bytes = reply ? sizeof(req->out.h) + out_len + out_pg_bytes : 0;
-	ctx->buf.defer = test_bit(FR_BACKGROUND, &req->flags);
-	ctx->buf.sync = vfsync_sync_eligible(req->in.h.opcode, ctx->buf.defer,
+	ctx->buf.in_bytes = reply ? oh_len + out_len + out_pg_bytes : 0;
+	ctx->buf.defer = bg;
+	ctx->buf.sync = vfsync_sync_eligible(req->in.h.opcode, bg,
 					     (size_t)ctx->buf.out_bytes + ctx->buf.in_bytes,
 					     READ_ONCE(vfsync_max_bytes),
-					     READ_ONCE(vfsync_bg_max_bytes));
+					     READ_ONCE(vfsync_bg_max_bytes)) &&
+			!vfsync_long_request(req->in.h.opcode,
+					     num_in ? args->in_args[0].value : NULL,
+					     num_in ? args->in_args[0].size : 0);
 	ctx->buf.may_block = args->may_block;
 	INIT_LIST_HEAD(&ctx->buf.list);
 	return ctx;
@@ -383,15 +432,19 @@ static void vfsync_fuse_free_ctx(struct vfsync_fuse_ctx *ctx)
 /*
  * Called with the queue lock held, right after the add succeeded; @upper
  * is the queue's fuse_dev.
+ *
+ * A request on a virtqueue is the driver's until the device returns it or
+ * the device is reset (removal, a broken queue): the device writes into
+ * its buffers meanwhile. So it is not on the fuse_dev's processing list,
+ * where an abort of the connection (Linux 7.3's request timeout, or the
+ * unmount's) would end it, and its waiter free it, while it is still on
+ * the ring. The FUSE core then waits for it to end (num_waiting), as it
+ * does for any request.
  */
 static void vfsync_fuse_sent_locked(struct vfsync_buf *buf, void *upper)
 {
 	struct fuse_req *req = to_ctx(buf)->req;
-	struct fuse_pqueue *fpq = &((struct fuse_dev *)upper)->pq;
 
-	spin_lock(&fpq->lock);
-	list_add_tail(&req->list, fpq->processing);
-	spin_unlock(&fpq->lock);
 	set_bit(FR_SENT, &req->flags);
 	/* Pairs with the barrier in request_wait_answer() */
 	smp_mb__after_atomic();
@@ -400,21 +453,16 @@ static void vfsync_fuse_sent_locked(struct vfsync_buf *buf, void *upper)
 /* Called with the queue lock held when the buffer leaves the used ring. */
 static void vfsync_fuse_reaped_locked(struct vfsync_buf *buf, void *upper)
 {
-	struct fuse_req *req = to_ctx(buf)->req;
-	struct fuse_pqueue *fpq = &((struct fuse_dev *)upper)->pq;
-
-	spin_lock(&fpq->lock);
-	list_del_init(&req->list);
-	spin_unlock(&fpq->lock);
 }
 
+/* The out args from the bounce buffer, by the checked header's length */
 static void vfsync_fuse_copy_out(struct vfsync_fuse_ctx *ctx)
 {
 	struct fuse_req *req = ctx->req;
 	struct fuse_args *args = req->args;
 	unsigned int num_out = args->out_numargs - args->out_pages;
 	unsigned int remaining = req->out.h.len - sizeof(req->out.h);
-	unsigned int i, size, off = ctx->in_len;
+	unsigned int i, size, off = ctx->in_len + sizeof(req->out.h);
 
 	for (i = 0; i < num_out; i++) {
 		size = args->out_args[i].size;
@@ -458,7 +506,6 @@ static int vfsync_fuse_complete(struct vfsync_buf *buf, void *upper)
 	struct vfsync_fuse_ctx *ctx = to_ctx(buf);
 	struct fuse_req *req = ctx->req;
 	struct fuse_args *args = req->args;
-	struct fuse_pqueue *fpq = &((struct fuse_dev *)upper)->pq;
 	int bad = 0;
 
 	if (buf->error) {
@@ -468,6 +515,8 @@ static int vfsync_fuse_complete(struct vfsync_buf *buf, void *upper)
 			args->out_args[args->out_numargs - 1].size : 0;
 		int err;
 
+		/* The one read of the header the device wrote */
+		memcpy(&req->out.h, ctx->args + ctx->in_len, sizeof(req->out.h));
 		err = vfsync_check_reply(&req->out.h, req->in.h.unique,
 					 buf->used_len, buf->in_bytes,
 					 fuse_len_args(args->out_numargs,
@@ -481,14 +530,13 @@ static int vfsync_fuse_complete(struct vfsync_buf *buf, void *upper)
 					   req->out.h.unique, req->out.h.error);
 			bad = -EIO;
 			req->out.h.error = -EIO;
+			req->out.h.len = sizeof(req->out.h);
 		} else if (!req->out.h.error) {
 			vfsync_fuse_copy_out(ctx);
 		}
 	}
 
-	spin_lock(&fpq->lock);
 	clear_bit(FR_SENT, &req->flags);
-	spin_unlock(&fpq->lock);
 
 	vfsync_fuse_free_ctx(ctx);
 	fuse_request_end(req);
@@ -553,7 +601,7 @@ static void vfsync_fuse_queue(struct vfsync_fuse *vf, struct fuse_req *req)
 	spin_lock(&vfsync_fuse_end_lock);
 	list_add_tail(&req->list, &vfsync_fuse_end_list);
 	spin_unlock(&vfsync_fuse_end_lock);
-	schedule_work(&vfsync_fuse_end_work);
+	vfsync_queue_work(&vfsync_fuse_end_work);
 }
 
 /*
@@ -764,7 +812,7 @@ static void vfsync_fuse_fiq_release(struct fuse_iqueue *fiq)
 		atomic64_inc(&vf->fs->forgets_dropped);
 	}
 	vfsync_put(vf->fs);
-	kfree(vf);
+	kfree_rcu(vf, rcu);
 }
 
 static const struct fuse_iqueue_ops vfsync_fuse_fiq_ops = {
@@ -948,6 +996,11 @@ static void vfsync_fuse_kill_sb(struct super_block *sb)
 	fuse_mount_destroy(fm);
 }
 
+/*
+ * Under sb_lock, for every superblock of the type, dying ones too until
+ * their ->kill_sb() returned: @sb's vfsync_fuse may have been released
+ * already, and is still there for the grace period (vfsync_fuse.rcu).
+ */
 static int vfsync_fuse_test_super(struct super_block *sb,
 				  struct fs_context *fsc)
 {

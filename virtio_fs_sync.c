@@ -67,6 +67,30 @@ static DEFINE_MUTEX(vfsync_mutex);
 static LIST_HEAD(vfsync_instances);	/* protected by vfsync_mutex */
 static struct kset *vfsync_kset;	/* /sys/fs/virtio_fs_sync */
 
+/*
+ * Every work item of the driver: completions, retries, deferred sync
+ * kicks, fail_work. A file system's requests end there, so it must make
+ * progress under memory pressure (WQ_MEM_RECLAIM: a rescuer); WQ_HIGHPRI
+ * for the deferred kicks; per CPU, so that a deferred kick uses the sync
+ * queue of the CPU that submitted it.
+ */
+static struct workqueue_struct *vfsync_wq;
+
+void vfsync_queue_work(struct work_struct *work)
+{
+	queue_work(vfsync_wq, work);
+}
+
+/* Module init; the KUnit engine suite too, where the driver's init did not run */
+VISIBLE_IF_KUNIT int vfsync_wq_init(void)
+{
+	if (!vfsync_wq)
+		vfsync_wq = alloc_workqueue(KBUILD_MODNAME, WQ_MEM_RECLAIM |
+					    WQ_HIGHPRI | COMPAT_WQ_PERCPU_FLAG, 0);
+	return vfsync_wq ? 0 : -ENOMEM;
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_wq_init);
+
 /* A message of the hiprio queue, which the device answers with no reply */
 struct vfsync_msg {
 	struct list_head list;		/* on hiprio queued_reqs, under ->lock */
@@ -85,16 +109,26 @@ struct vfsync_msg {
 int vfsync_parse_config(u32 req_queues, u32 sync_queues, bool sync_feature,
 			unsigned int nr_cpus, struct vfsync_qconf *conf)
 {
+	/* Request and sync queues together, after the hiprio queue */
+	const u32 room = VFSYNC_MAX_VQS - VFSYNC_VQ_REQUEST;
 	u32 nsync = sync_feature ? sync_queues : 0;
 
 	memset(conf, 0, sizeof(*conf));
 	if (!req_queues || !nr_cpus)
 		return -EINVAL;
 
-	conf->num_mapped_request_queues = min_t(u32, req_queues, nr_cpus);
+	conf->num_mapped_request_queues = min3(req_queues, (u32)nr_cpus, room);
 	nsync = min_t(u32, nsync, nr_cpus);
-	if (nsync && req_queues > VFSYNC_MAX_VQS - 1 - nsync)
+	/*
+	 * With sync queues every request queue is instantiated before them:
+	 * keep as many sync queues as fit after all of them (none if the
+	 * request queues alone fill the room). No subtraction can wrap:
+	 * room - req_queues is taken only when req_queues < room.
+	 */
+	if (req_queues >= room)
 		nsync = 0;
+	else
+		nsync = min(nsync, room - req_queues);
 
 	conf->num_sync_queues = nsync;
 	conf->num_request_queues = nsync ? req_queues :
@@ -241,13 +275,21 @@ static bool vfsync_idle(struct vfsync_vq *fsvq)
 static void vfsync_unlock(struct vfsync_vq *fsvq)
 	__releases(&fsvq->lock)
 {
-	spin_unlock(&fsvq->lock);
-	if (fsvq->kind != VFSYNC_KIND_SYNC)
+	bool gone;
+
+	if (fsvq->kind != VFSYNC_KIND_SYNC) {
+		spin_unlock(&fsvq->lock);
 		return;
+	}
+	/* Until the work is queued: vfsync_kill_queues() waits for us */
+	rcu_read_lock();
+	gone = fsvq->gone;
+	spin_unlock(&fsvq->lock);
 	/* Pairs with the barrier in vfsync_sync_done_work() */
 	smp_mb();
-	if (test_bit(VFSYNC_VQ_REAP, &fsvq->flags))
-		schedule_work(&fsvq->done_work);
+	if (!gone && test_bit(VFSYNC_VQ_REAP, &fsvq->flags))
+		vfsync_queue_work(&fsvq->done_work);
+	rcu_read_unlock();
 }
 
 /*
@@ -516,16 +558,25 @@ static void vfsync_complete_work(struct work_struct *work)
 	vfsync_complete(container_of(work, struct vfsync_buf, work));
 }
 
-static void vfsync_end_bufs(struct list_head *done)
+/*
+ * End what a reap took. @own is the only buffer ended in the caller's
+ * context when the caller is a submitter (its own request, right after
+ * its kick; NULL from a work item, which ends all it took): another
+ * task's request, or a background one, is ended from a work item, as
+ * in-tree virtiofs ends every request, never under whatever locks the
+ * submitter holds. A buffer that may block is never ended in done_work,
+ * which others wait on.
+ */
+static void vfsync_end_bufs(struct list_head *done, struct vfsync_buf *own,
+			    bool submitter)
 {
 	struct vfsync_buf *buf, *next;
 
 	list_for_each_entry_safe(buf, next, done, list) {
 		list_del_init(&buf->list);
-		/* Its ->end() may sleep: not in done_work, which others wait on */
-		if (buf->may_block) {
+		if (buf->may_block || (submitter && buf != own)) {
 			INIT_WORK(&buf->work, vfsync_complete_work);
-			schedule_work(&buf->work);
+			vfsync_queue_work(&buf->work);
 		} else {
 			vfsync_complete(buf);
 		}
@@ -554,18 +605,22 @@ static void vfsync_reap_one_locked(struct vfsync_vq *fsvq,
  */
 static void vfsync_notify(struct vfsync_vq *fsvq)
 {
-	if (unlikely(!virtqueue_notify(fsvq->vq)))
-		WRITE_ONCE(fsvq->notify_failed, true);
+	if (likely(virtqueue_notify(fsvq->vq)))
+		return;
+	WRITE_ONCE(fsvq->notify_failed, true);
+	/* Nothing else may ever look at this queue again */
+	vfsync_queue_work(&fsvq->fs->fail_work);
 }
 
 /*
  * A broken queue (the device used a buffer twice, or its ring made no
- * sense) never gives its buffers back: let fail_work take them.
+ * sense, or the transport gave up on the device) never gives its buffers
+ * back: let fail_work take them.
  */
 static void vfsync_check_broken(struct vfsync_vq *fsvq)
 {
 	if (unlikely(virtqueue_is_broken(fsvq->vq)))
-		schedule_work(&fsvq->fs->fail_work);
+		vfsync_queue_work(&fsvq->fs->fail_work);
 }
 
 /*
@@ -590,24 +645,32 @@ static void vfsync_reclaim_queue(struct vfsync_vq *fsvq, int err)
 		vfsync_reap_one_locked(fsvq, buf, 0, &done);
 	}
 	/* Parked buffers meet the stopped queue and fail there */
-	if (!list_empty(&fsvq->queued_reqs))
-		schedule_work(&fsvq->dispatch_work);
+	if (!list_empty(&fsvq->queued_reqs) && !fsvq->gone)
+		vfsync_queue_work(&fsvq->dispatch_work);
 	vfsync_unlock(fsvq);
 
-	vfsync_end_bufs(&done);
+	vfsync_end_bufs(&done, NULL, false);
 }
 
 /*
- * A queue broke while the device is otherwise there: reset it, as removal
- * does, and end everything it held with -EIO, so that no request and no
- * unmount waits for a ring that will never move again. The device stays
- * bound but unusable (mounts fail) until it is unbound and bound again.
+ * A queue broke: reset the device, as removal does, and end everything
+ * it held, so that no request and no unmount waits for a ring that will
+ * never move again. The device stays bound but unusable (mounts fail)
+ * until it is unbound and bound again, or removed.
+ *
+ * The error says whose fault it was. Every queue broken means the
+ * transport gave up on the device (virtio_break_device(), UML's when the
+ * socket closes), and a queue broken only by a notification the
+ * transport could not deliver is the same, seen earlier: the device is
+ * gone, -ENOTCONN, as removal (which may follow, or not) ends requests.
+ * Otherwise the device broke a ring of its own: -EIO.
  */
 static void vfsync_fail_work(struct work_struct *work)
 {
 	struct vfsync_dev *fs = container_of(work, struct vfsync_dev,
 					     fail_work);
 	unsigned int i, broken = 0, ring = 0;
+	int err;
 
 	for (i = 0; i < fs->nvqs; i++) {
 		if (!virtqueue_is_broken(fs->vqs[i].vq))
@@ -615,23 +678,19 @@ static void vfsync_fail_work(struct work_struct *work)
 		broken++;
 		ring += !READ_ONCE(fs->vqs[i].notify_failed);
 	}
-	/*
-	 * Every queue broken: the transport gave up on the device
-	 * (virtio_break_device(), UML's when the socket closes); queues
-	 * broken only by notifications it could not deliver: the same,
-	 * seen earlier. Its removal takes the buffers back, with -ENOTCONN.
-	 */
-	if (!ring || broken == fs->nvqs || READ_ONCE(fs->failed))
+	if (!broken || READ_ONCE(fs->failed))
 		return;
 
+	err = ring && broken < fs->nvqs ? -EIO : -ENOTCONN;
 	WRITE_ONCE(fs->failed, true);
 	dev_err(&fs->vdev->dev,
-		"%u of %u queues broken: resetting the device, its requests fail with EIO\n",
-		broken, fs->nvqs);
+		"%u of %u queues broken: resetting the device, its requests fail with %s (%s)\n",
+		broken, fs->nvqs, err == -EIO ? "EIO" : "ENOTCONN",
+		err == -EIO ? "a ring of the device" : "the transport");
 	vfsync_stop_all_queues(fs);
 	virtio_reset_device(fs->vdev);
 	for (i = 0; i < fs->nvqs; i++)
-		vfsync_reclaim_queue(&fs->vqs[i], -EIO);
+		vfsync_reclaim_queue(&fs->vqs[i], err);
 }
 
 /*
@@ -691,7 +750,7 @@ static void vfsync_sync_done_work(struct work_struct *work)
 	vfsync_sync_reap_locked(fsvq, &done, NULL);
 	vfsync_unlock(fsvq);
 
-	vfsync_end_bufs(&done);
+	vfsync_end_bufs(&done, NULL, false);
 }
 
 static void vfsync_requests_done_work(struct work_struct *work)
@@ -712,12 +771,12 @@ static void vfsync_requests_done_work(struct work_struct *work)
 	vfsync_check_broken(fsvq);
 	spin_unlock(&fsvq->lock);
 
-	vfsync_end_bufs(&done);
+	vfsync_end_bufs(&done, NULL, false);
 
 	/* The queue may have room again for buffers that met -ENOSPC */
 	spin_lock(&fsvq->lock);
-	if (!list_empty(&fsvq->queued_reqs))
-		schedule_work(&fsvq->dispatch_work);
+	if (!list_empty(&fsvq->queued_reqs) && !fsvq->gone)
+		vfsync_queue_work(&fsvq->dispatch_work);
 	spin_unlock(&fsvq->lock);
 }
 
@@ -739,17 +798,27 @@ static void vfsync_hiprio_done_work(struct work_struct *work)
 	} while (!virtqueue_enable_cb(vq));
 	vfsync_check_broken(fsvq);
 
-	if (!list_empty(&fsvq->queued_reqs))
-		schedule_work(&fsvq->dispatch_work);
+	if (!list_empty(&fsvq->queued_reqs) && !fsvq->gone)
+		vfsync_queue_work(&fsvq->dispatch_work);
 	spin_unlock(&fsvq->lock);
 }
 
-static void vfsync_vq_done(struct virtqueue *vq)
+/*
+ * Every queue's callback; KUnit's device calls it too. A device may still
+ * signal a queue after removal reset it (a hostile or late one): the
+ * queue's work is not queued any more once it is gone, and
+ * vfsync_kill_queues() waits for a callback that read ->gone too early.
+ */
+VISIBLE_IF_KUNIT void vfsync_vq_done(struct virtqueue *vq)
 {
 	struct vfsync_vq *fsvq = vq_to_fsvq(vq);
 
-	schedule_work(&fsvq->done_work);
+	rcu_read_lock();
+	if (!READ_ONCE(fsvq->gone))
+		vfsync_queue_work(&fsvq->done_work);
+	rcu_read_unlock();
 }
+EXPORT_SYMBOL_IF_KUNIT(vfsync_vq_done);
 
 /* Submission */
 
@@ -781,8 +850,11 @@ static int vfsync_add_locked(struct vfsync_vq *fsvq, struct vfsync_buf *buf,
 			list_add_tail(&buf->list, &fsvq->queued_reqs);
 		return 1;
 	}
-	if (ret < 0)
+	if (ret < 0) {
+		/* A broken queue: what it still holds must end too */
+		vfsync_check_broken(fsvq);
 		return ret;
+	}
 
 	buf->ops->sent_locked(buf, fsvq->upper);
 	vfsync_count(fsvq, submitted);
@@ -849,6 +921,8 @@ static int vfsync_submit_sync(struct vfsync_dev *fs, struct vfsync_buf *buf)
 		/* Never wait for room with the CPU pinned */
 		if (ret == -ENOSPC)
 			vfsync_count(fsvq, full);
+		else
+			vfsync_check_broken(fsvq);
 		vfsync_count(fsvq, fallback);
 		ret = -EAGAIN;
 		goto out_unlock;
@@ -874,7 +948,7 @@ static int vfsync_submit_sync(struct vfsync_dev *fs, struct vfsync_buf *buf)
 	vfsync_unlock(fsvq);
 	compat_sync_unpin_cpu();
 
-	vfsync_end_bufs(&done);
+	vfsync_end_bufs(&done, buf, true);
 	return 0;
 
 out_unlock:
@@ -913,8 +987,8 @@ static void vfsync_defer_work(struct work_struct *work)
 }
 
 /*
- * Hand a deferred sync request to defer_work on this CPU (system_highpri_wq
- * is per CPU; a CPU going offline hands its pending work to another). Until
+ * Hand a deferred sync request to defer_work on this CPU (vfsync_wq is per
+ * CPU; a CPU going offline hands its pending work to another). Until
  * defer_work has sent it on, it counts as in flight on the request queue it
  * would take otherwise, @fsvq, taken under the lock that stopping the queue
  * takes: a disconnect or removal that stopped the queue waits for it in
@@ -935,7 +1009,7 @@ static int vfsync_defer(struct vfsync_dev *fs, struct vfsync_buf *buf)
 
 	buf->fsvq = fsvq;
 	INIT_WORK(&buf->defer_work, vfsync_defer_work);
-	queue_work(system_highpri_wq, &buf->defer_work);
+	vfsync_queue_work(&buf->defer_work);
 	return 0;
 }
 
@@ -1271,7 +1345,7 @@ static s64 vfsync_floor_kick(struct vfsync_dev *fs)
 out_unlock:
 	vfsync_unlock(fsvq);
 	compat_sync_unpin_cpu();
-	vfsync_end_bufs(&done);
+	vfsync_end_bufs(&done, NULL, true);
 	return ret;
 }
 
@@ -1441,13 +1515,27 @@ static bool vfsync_sync_negotiated(struct virtio_device *vdev)
  * transports return something (QEMU: all ones) or leave the buffer alone
  * (UML when GET_CONFIG fails).
  */
+/*
+ * The bytes of a device-config capability of @cap_len at @offset in a BAR
+ * of @bar_len that the transport can read: the capability may claim more
+ * than its BAR has (virtio-pci maps what the BAR has, at most a page, but
+ * checks reads against the claim).
+ */
+VISIBLE_IF_KUNIT size_t vfsync_cfg_room(u32 offset, u32 cap_len, u64 bar_len)
+{
+	if (offset >= bar_len)
+		return 0;
+	return min3((u64)cap_len, bar_len - offset, (u64)PAGE_SIZE);
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_cfg_room);
+
 static size_t vfsync_config_len(struct virtio_device *vdev)
 {
 #ifdef CONFIG_PCI
 	struct device *parent = vdev->dev.parent;
 	struct pci_dev *pdev;
 	u8 pos, type, bar;
-	u32 len;
+	u32 len, offset;
 
 	if (!parent || !dev_is_pci(parent))
 		return 0;
@@ -1463,8 +1551,12 @@ static size_t vfsync_config_len(struct virtio_device *vdev)
 		      (IORESOURCE_IO | IORESOURCE_MEM)))
 			continue;
 		pci_read_config_dword(pdev, pos + offsetof(struct virtio_pci_cap,
+							   offset), &offset);
+		pci_read_config_dword(pdev, pos + offsetof(struct virtio_pci_cap,
 							   length), &len);
-		return min_t(u32, len, PAGE_SIZE);
+		/* Not even num_request_queues: no sync queues, whatever it says */
+		return max_t(size_t, vfsync_cfg_room(offset, len,
+						     pci_resource_len(pdev, bar)), 1);
 	}
 #endif
 	return 0;
@@ -1715,10 +1807,72 @@ out_unlock:
 	return ret;
 }
 
+/*
+ * Removal and a failed probe, once the device is reset and every queue is
+ * drained: no work of a queue may run or be queued after this, because the
+ * caller deletes the virtqueues next (and the last reference frees the
+ * queues). Whoever queues a queue's work outside a work of its own (the
+ * callback, vfsync_unlock()) reads ->gone and queues inside one RCU
+ * read-side section: after the grace period each of them either saw
+ * ->gone or has queued its work, which is then cancelled here. A work that
+ * runs queues no other work of its queue once ->gone is set.
+ */
+static void vfsync_kill_queues(struct vfsync_dev *fs)
+{
+	unsigned int i;
+
+	for (i = 0; i < fs->nvqs; i++) {
+		spin_lock(&fs->vqs[i].lock);
+		WRITE_ONCE(fs->vqs[i].gone, true);
+		spin_unlock(&fs->vqs[i].lock);
+	}
+	synchronize_rcu();
+	for (i = 0; i < fs->nvqs; i++) {
+		cancel_work_sync(&fs->vqs[i].done_work);
+		cancel_work_sync(&fs->vqs[i].dispatch_work);
+	}
+	/* A done_work of the grace period may have queued it again */
+	cancel_work_sync(&fs->fail_work);
+}
+
+/*
+ * Removal, once the instance is unlisted: end everything the device holds
+ * and leave its queues idle; the caller deletes the virtqueues next.
+ */
+VISIBLE_IF_KUNIT void vfsync_remove_queues(struct vfsync_dev *fs)
+{
+	long left = VFSYNC_REMOVE_GRACE;
+	unsigned int i;
+
+	vfsync_stop_all_queues(fs);
+	/* fail_work does not take vfsync_mutex */
+	cancel_work_sync(&fs->fail_work);
+	/*
+	 * A device that is still there may finish what it holds; one that is
+	 * gone (its queues are broken), failed, or takes too long is reset,
+	 * and its buffers are taken back.
+	 */
+	for (i = 0; i < fs->nvqs && left > 0 && !READ_ONCE(fs->failed); i++) {
+		struct vfsync_vq *fsvq = &fs->vqs[i];
+
+		if (virtqueue_is_broken(fsvq->vq))
+			break;
+		left = wait_event_timeout(fsvq->in_flight_wq,
+					  vfsync_idle(fsvq), left);
+	}
+	virtio_reset_device(fs->vdev);
+	for (i = 0; i < fs->nvqs; i++)
+		vfsync_reclaim_queue(&fs->vqs[i], -ENOTCONN);
+	vfsync_drain_all_queues(fs);
+	vfsync_kill_queues(fs);
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_remove_queues);
+
 static int vfsync_probe(struct virtio_device *vdev)
 {
 	bool sync = vfsync_sync_negotiated(vdev), tried_sync;
 	struct vfsync_dev *fs;
+	size_t cfg_len;
 	int ret;
 
 	fs = kzalloc(sizeof(*fs), GFP_KERNEL);
@@ -1728,6 +1882,16 @@ static int vfsync_probe(struct virtio_device *vdev)
 	vfsync_init_dev(fs);
 	fs->vdev = vdev;
 	vdev->priv = fs;
+
+	/* Not even the fields in-tree virtiofs reads: nothing to probe */
+	cfg_len = vfsync_config_len(vdev);
+	if (cfg_len && cfg_len < offsetofend(struct vfsync_config,
+					     num_request_queues)) {
+		dev_err(&vdev->dev, "device configuration of %zu bytes is too short\n",
+			cfg_len);
+		ret = -EINVAL;
+		goto out;
+	}
 
 	ret = vfsync_read_tag(vdev, fs);
 	if (ret < 0)
@@ -1764,6 +1928,8 @@ static int vfsync_probe(struct virtio_device *vdev)
 
 out_vqs:
 	virtio_reset_device(vdev);
+	/* Ready, the device may have signalled a queue meanwhile */
+	vfsync_kill_queues(fs);
 	vdev->config->del_vqs(vdev);
 out:
 	vdev->priv = NULL;
@@ -1774,8 +1940,6 @@ out:
 static void vfsync_remove(struct virtio_device *vdev)
 {
 	struct vfsync_dev *fs = vdev->priv;
-	long left = VFSYNC_REMOVE_GRACE;
-	unsigned int i;
 
 	mutex_lock(&vfsync_mutex);
 	/* No new mount finds it from here on */
@@ -1783,28 +1947,7 @@ static void vfsync_remove(struct virtio_device *vdev)
 	sysfs_remove_link(&fs->kobj, "device");
 	kobject_del(&fs->kobj);
 	debugfs_remove_recursive(fs->debugfs);
-	vfsync_stop_all_queues(fs);
-	/* fail_work does not take vfsync_mutex */
-	cancel_work_sync(&fs->fail_work);
-	/*
-	 * A device that is still there may finish what it holds; one that is
-	 * gone (its queues are broken), failed, or takes too long is reset,
-	 * and its buffers are taken back.
-	 */
-	for (i = 0; i < fs->nvqs && left > 0 && !READ_ONCE(fs->failed); i++) {
-		struct vfsync_vq *fsvq = &fs->vqs[i];
-
-		if (virtqueue_is_broken(fsvq->vq))
-			break;
-		left = wait_event_timeout(fsvq->in_flight_wq,
-					  vfsync_idle(fsvq), left);
-	}
-	virtio_reset_device(vdev);
-	for (i = 0; i < fs->nvqs; i++)
-		vfsync_reclaim_queue(&fs->vqs[i], -ENOTCONN);
-	vfsync_drain_all_queues(fs);
-	/* A done_work of the grace period may have scheduled it again */
-	cancel_work_sync(&fs->fail_work);
+	vfsync_remove_queues(fs);
 	vdev->config->del_vqs(vdev);
 
 	vdev->priv = NULL;
@@ -1870,24 +2013,31 @@ int vfsync_virtio_init(void)
 		vfsync_driver.feature_table_size = 1;
 	}
 
-	vfsync_kset = kset_create_and_add(KBUILD_MODNAME, NULL, fs_kobj);
-	if (!vfsync_kset)
+	if (vfsync_wq_init())
 		return -ENOMEM;
+	vfsync_kset = kset_create_and_add(KBUILD_MODNAME, NULL, fs_kobj);
+	if (!vfsync_kset) {
+		destroy_workqueue(vfsync_wq);
+		return -ENOMEM;
+	}
 	vfsync_debugfs_root = debugfs_create_dir(KBUILD_MODNAME, NULL);
 
 	ret = register_virtio_driver(&vfsync_driver);
 	if (ret < 0) {
 		debugfs_remove_recursive(vfsync_debugfs_root);
 		kset_unregister(vfsync_kset);
+		destroy_workqueue(vfsync_wq);
 	}
 	return ret;
 }
 
+/* After the file system type is gone: no request is left to end */
 void vfsync_virtio_exit(void)
 {
 	unregister_virtio_driver(&vfsync_driver);
 	debugfs_remove_recursive(vfsync_debugfs_root);
 	kset_unregister(vfsync_kset);
+	destroy_workqueue(vfsync_wq);
 }
 
 MODULE_DEVICE_TABLE(virtio, vfsync_id_table);

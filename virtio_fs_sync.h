@@ -116,6 +116,13 @@ struct vfsync_vq {
 	 */
 	void *upper;
 	bool connected;			/* protected by ->lock */
+	/*
+	 * Set under ->lock (read without it by the callback, under RCU) by
+	 * removal or a failed probe once the device is reset and the queue
+	 * drained: no work of the queue may be queued any more, its
+	 * virtqueue is about to be deleted.
+	 */
+	bool gone;
 	/* A notification the transport could not deliver; READ/WRITE_ONCE */
 	bool notify_failed;
 	/*
@@ -254,6 +261,11 @@ void vfsync_disconnect(struct vfsync_dev *fs);
  * else an error and the caller still owns @buf.
  */
 int vfsync_submit(struct vfsync_dev *fs, struct vfsync_buf *buf);
+/*
+ * Queue @work on the driver's workqueue (WQ_MEM_RECLAIM, WQ_HIGHPRI, per
+ * CPU), where every work item that ends requests runs
+ */
+void vfsync_queue_work(struct work_struct *work);
 /* A copy of @msg on the hiprio queue, no reply; may sleep, never fails */
 void vfsync_send_hiprio(struct vfsync_dev *fs, const void *msg, size_t len);
 
@@ -278,5 +290,11 @@ void vfsync_start_all_queues(struct vfsync_dev *fs);
 void vfsync_floor_summary(u64 *ns, unsigned int n, unsigned int busy,
 			  struct vfsync_floor *out);
 int vfsync_floor_run(struct vfsync_dev *fs, unsigned int n);
+#if IS_ENABLED(CONFIG_KUNIT)
+void vfsync_vq_done(struct virtqueue *vq);
+void vfsync_remove_queues(struct vfsync_dev *fs);
+size_t vfsync_cfg_room(u32 offset, u32 cap_len, u64 bar_len);
+int vfsync_wq_init(void);
+#endif
 
 #endif /* _VIRTIO_FS_SYNC_H */

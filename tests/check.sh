@@ -412,6 +412,10 @@ many_queues() {
 t uml:many-queues many_queues
 t uml:unbind-under-load "$repo/tests/vm/run" --results "$logs/uml:unbind-under-load.results" \
 	--driver ours -- "$repo/tests/vm/scenarios/unbind-under-load"
+# mounts race unmounts (sget_fc() tests the superblock of an unmount in
+# progress) and removals of the device (tests/vm/scenarios/mount-race)
+t uml:mount-race "$repo/tests/vm/run" --results "$logs/uml:mount-race.results" \
+	--driver ours --no-mount -- "$repo/tests/vm/scenarios/mount-race" 100
 
 # --- several devices in one guest ---------------------------------------------
 # tests/vm/scenarios/two-devices writes TAG.N holding `yes "TAG N" | head -c
@@ -779,6 +783,14 @@ t uml-7.3:sync-late-cpus2 sync_late
 # shellcheck disable=SC2086 # a word list on purpose
 t uml-7.3:faults faults uml-7.3:faults --kernel 7.3 --cpus 2 --driver ours --sync on -- \
 	"$repo/tests/vm/scenarios/faults" $bad_replies never=32 close
+# Linux 7.3's FUSE request timeout (15 s, the least) against a lookup the
+# device answers 40 s late, on a request queue: the driver keeps the
+# request until the device returns it (tests/vm/scenarios/request-timeout)
+t uml-7.3:request-timeout faults uml-7.3:request-timeout --kernel 7.3 --cpus 2 --driver ours \
+	--sync off --no-mount -- "$repo/tests/vm/scenarios/request-timeout" 40
+# the same on Debian's 7.3 (QEMU: request queues only)
+t qemu-7.3:request-timeout faults qemu-7.3:request-timeout --substrate qemu --kernel 7.3 --cpus 2 \
+	--driver ours --no-mount -- "$repo/tests/vm/scenarios/request-timeout" 40
 # stress_pinned N: tests/stress.sh on N vCPUs with a writer bound to each
 # (stress --pin), faults and late completions injected, every byte verified
 # on the host; each CPU used its own sync queue: every writer ran where it

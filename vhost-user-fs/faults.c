@@ -3,10 +3,14 @@
  * --faults: a LOOKUP of "vfs-fault-<kind>" (or "vfs-fault-<kind>.<any>", so
  * that lookups can run side by side) is answered wrongly in that way. A
  * READ at offset FAULT_READ_OFFSET (529 GiB, of a sparse file) gets the
- * error -529 (-EIOCBQUEUED), for a guest's direct-I/O read.
+ * error -529 (-EIOCBQUEUED), for a guest's direct-I/O read. A LOOKUP of
+ * "vfs-fault-delay.N" is answered as usual, N seconds late (1 without N,
+ * at most FAULT_DELAY_MAX): the request stays on its queue meanwhile.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <linux/fuse.h>
 
@@ -24,10 +28,28 @@ static const char *const fault_names[FAULT_COUNT] = {
 	[FAULT_DOUBLE] = "double",
 	[FAULT_NEVER] = "never",
 	[FAULT_CLOSE] = "close",
+	[FAULT_DELAY] = "delay",
 };
 
 #define FAULT_PREFIX "vfs-fault-"
 #define FAULT_READ_OFFSET (529ULL << 30)
+#define FAULT_DELAY_MAX 600
+
+/* N of a LOOKUP of "vfs-fault-delay.N", which fault_find() vetted */
+static unsigned int fault_delay_s(const struct fuse_ctx *ctx)
+{
+	const char *name = (const char *)ctx->in +
+			   sizeof(struct fuse_in_header) + strlen(FAULT_PREFIX);
+	const char *dot = strchr(name, '.');
+	unsigned long n;
+
+	if (!dot)
+		return 1;
+	n = strtoul(dot + 1, NULL, 10);
+	if (n < 1)
+		return 1;
+	return n > FAULT_DELAY_MAX ? FAULT_DELAY_MAX : n;
+}
 
 static enum fault fault_find(const struct fuse_ctx *ctx, size_t in_len)
 {
@@ -94,6 +116,9 @@ void fault__spoil_reply(enum fault f, struct fuse_ctx *ctx, size_t *len)
 		oh->error = -529;
 		oh->len = sizeof(*oh);
 		*len = sizeof(*oh);
+		break;
+	case FAULT_DELAY:
+		sleep(fault_delay_s(ctx));
 		break;
 	default:
 		break;

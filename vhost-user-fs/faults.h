@@ -23,6 +23,7 @@ enum fault {
 	FAULT_DOUBLE,		/* the buffer is put on the used ring twice */
 	FAULT_NEVER,		/* the buffer is never used */
 	FAULT_CLOSE,		/* the socket is shut down, nothing is used */
+	FAULT_DELAY,		/* answered right, after N s (vfs-fault-delay.N) */
 	FAULT_COUNT
 };
 

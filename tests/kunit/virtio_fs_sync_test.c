@@ -11,6 +11,8 @@
  */
 
 #include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/fcntl.h>
 #include <linux/fuse.h>
 #include <linux/gfp.h>
 #include <linux/module.h>
@@ -193,7 +195,9 @@ static bool opcode_off_sync(u32 opcode)
 	       opcode == FUSE_BATCH_FORGET || opcode == FUSE_COPY_FILE_RANGE ||
 	       opcode == FUSE_FALLOCATE || opcode == FUSE_FSYNC ||
 	       opcode == FUSE_FSYNCDIR || opcode == FUSE_SYNCFS ||
-	       opcode == FUSE_FLUSH;
+	       opcode == FUSE_FLUSH || opcode == FUSE_RELEASE ||
+	       opcode == FUSE_UNLINK || opcode == FUSE_RENAME ||
+	       opcode == FUSE_RENAME2 || opcode == FUSE_DESTROY;
 }
 
 /* One opcode and size, background or not, against both limits */
@@ -253,11 +257,62 @@ static void vfsync_test_eligible(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FSYNCDIR, false, 1, SIZE_MAX, 0));
 	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_SYNCFS, false, 1, SIZE_MAX, 0));
 	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FLUSH, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_RELEASE, false, 1, SIZE_MAX, 0));
+	/* close() on the host may write the file back, as FLUSH does */
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RELEASE, false, 1, SIZE_MAX, 0));
+	/* may drop the last link of a large file: the host frees its blocks */
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_UNLINK, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RENAME, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RENAME2, false, 1, SIZE_MAX, 0));
+	/* the host's end of the session: whatever it flushes */
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_DESTROY, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_RELEASEDIR, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_RMDIR, false, 1, SIZE_MAX, 0));
 	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_GETATTR, false, 1, SIZE_MAX, 0));
 	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_SETLK, false, 1, SIZE_MAX, 0));
 	/* The default background limit, 0, keeps every background request off */
 	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RELEASE, true, 1, SIZE_MAX, 0));
+}
+
+/* Truncation through an otherwise short request: off sync queues */
+static void vfsync_test_long_request(struct kunit *test)
+{
+	struct fuse_setattr_in sa = { .valid = FATTR_MODE | FATTR_UID };
+	struct fuse_open_in op = { .flags = O_RDWR };
+	struct fuse_create_in cr = { .flags = O_RDWR | O_CREAT };
+
+	KUNIT_EXPECT_FALSE(test, vfsync_long_request(FUSE_SETATTR, &sa, sizeof(sa)));
+	sa.valid |= FATTR_SIZE;
+	KUNIT_EXPECT_TRUE(test, vfsync_long_request(FUSE_SETATTR, &sa, sizeof(sa)));
+	KUNIT_EXPECT_FALSE(test, vfsync_long_request(FUSE_OPEN, &op, sizeof(op)));
+	op.flags |= O_TRUNC;
+	KUNIT_EXPECT_TRUE(test, vfsync_long_request(FUSE_OPEN, &op, sizeof(op)));
+	KUNIT_EXPECT_FALSE(test, vfsync_long_request(FUSE_CREATE, &cr, sizeof(cr)));
+	cr.flags |= O_TRUNC;
+	KUNIT_EXPECT_TRUE(test, vfsync_long_request(FUSE_CREATE, &cr, sizeof(cr)));
+	/* Too short to tell: taken as long */
+	KUNIT_EXPECT_TRUE(test, vfsync_long_request(FUSE_SETATTR, &sa, 4));
+	KUNIT_EXPECT_TRUE(test, vfsync_long_request(FUSE_OPEN, NULL, 0));
+	KUNIT_EXPECT_TRUE(test, vfsync_long_request(FUSE_CREATE, &cr, 0));
+	/* Other opcodes: their first argument does not matter */
+	KUNIT_EXPECT_FALSE(test, vfsync_long_request(FUSE_GETATTR, &sa, sizeof(sa)));
+	KUNIT_EXPECT_FALSE(test, vfsync_long_request(FUSE_WRITE, NULL, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_long_request(FUSE_OPENDIR, &op, sizeof(op)));
+}
+
+/* A device-config capability that claims more than its BAR has */
+static void vfsync_test_cfg_room(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, vfsync_cfg_room(0, 48, 4096), (size_t)48);
+	KUNIT_EXPECT_EQ(test, vfsync_cfg_room(0x2000, 48, 0x4000), (size_t)48);
+	/* Beyond the BAR: what the BAR has from the offset */
+	KUNIT_EXPECT_EQ(test, vfsync_cfg_room(0x3ff0, 48, 0x4000), (size_t)16);
+	KUNIT_EXPECT_EQ(test, vfsync_cfg_room(0x4000, 48, 0x4000), (size_t)0);
+	KUNIT_EXPECT_EQ(test, vfsync_cfg_room(U32_MAX, U32_MAX, 0x4000), (size_t)0);
+	KUNIT_EXPECT_EQ(test, vfsync_cfg_room(0, 48, 0), (size_t)0);
+	/* At most a page, what virtio-pci maps */
+	KUNIT_EXPECT_EQ(test, vfsync_cfg_room(0, U32_MAX, U64_MAX), (size_t)PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, vfsync_cfg_room(16, U32_MAX, 0x100000000ULL),
+			(size_t)PAGE_SIZE);
 }
 
 /*
@@ -426,6 +481,58 @@ static void vfsync_test_config(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vfsync_parse_config(1, 1, true, 0, &conf), -EINVAL);
 }
 
+/*
+ * Every queue count at and around the driver's limit, from any CPU count:
+ * the layout always fits VFSYNC_MAX_VQS, sync queues only where a CPU can
+ * use them and after every request queue, no count wraps.
+ */
+static void vfsync_test_config_bounds(struct kunit *test)
+{
+	static const u32 counts[] = {
+		1, 2, 3, VFSYNC_MAX_VQS - 3, VFSYNC_MAX_VQS - 2,
+		VFSYNC_MAX_VQS - 1, VFSYNC_MAX_VQS, VFSYNC_MAX_VQS + 1,
+		2 * VFSYNC_MAX_VQS, 4096, U32_MAX / 2, U32_MAX - 1, U32_MAX,
+	};
+	static const unsigned int cpus[] = {
+		1, 2, 64, VFSYNC_MAX_VQS - 2, VFSYNC_MAX_VQS - 1,
+		VFSYNC_MAX_VQS, VFSYNC_MAX_VQS + 1, 4096, 8192,
+	};
+	struct vfsync_qconf conf;
+	unsigned int r, s, c;
+	u32 req, sync;
+
+	for (c = 0; c < ARRAY_SIZE(cpus); c++)
+		for (r = 0; r < ARRAY_SIZE(counts); r++)
+			for (s = 0; s <= ARRAY_SIZE(counts); s++) {
+				req = counts[r];
+				sync = s ? counts[s - 1] : 0;
+				KUNIT_ASSERT_EQ(test, vfsync_parse_config(req, sync, true,
+									  cpus[c], &conf), 0);
+				KUNIT_EXPECT_LE_MSG(test, conf.nvqs, (unsigned int)VFSYNC_MAX_VQS,
+						    "req %u sync %u cpus %u", req, sync, cpus[c]);
+				KUNIT_EXPECT_EQ_MSG(test, conf.nvqs,
+						    1 + conf.num_request_queues +
+						    conf.num_sync_queues,
+						    "req %u sync %u cpus %u", req, sync, cpus[c]);
+				KUNIT_EXPECT_GE(test, conf.num_request_queues, 1U);
+				KUNIT_EXPECT_LE(test, conf.num_mapped_request_queues,
+						conf.num_request_queues);
+				KUNIT_EXPECT_LE(test, conf.num_mapped_request_queues, cpus[c]);
+				KUNIT_EXPECT_LE(test, conf.num_sync_queues, sync);
+				KUNIT_EXPECT_LE(test, conf.num_sync_queues, cpus[c]);
+				/* Sync queues follow all R request queues */
+				if (conf.num_sync_queues)
+					KUNIT_EXPECT_EQ(test, conf.num_request_queues, req);
+				/* As many as fit, up to one per CPU */
+				if (req < VFSYNC_MAX_VQS - 1)
+					KUNIT_EXPECT_EQ_MSG(test, conf.num_sync_queues,
+							    min3(sync, (u32)cpus[c],
+								 VFSYNC_MAX_VQS - 1 - req),
+							    "req %u sync %u cpus %u",
+							    req, sync, cpus[c]);
+			}
+}
+
 static void vfsync_test_queue_size(struct kunit *test)
 {
 	static const enum vfsync_vq_kind kinds[] = {
@@ -540,6 +647,7 @@ struct test_ring {
 	enum test_mode mode;
 	bool release_on_kick;	/* complete the held buffers after new ones */
 	bool mute;		/* never call the driver's callback */
+	bool notify_fails;	/* the transport cannot deliver a kick */
 	u16 held[TEST_RING];
 	unsigned int nheld;
 	unsigned int kicks, kicks_armed, irqs;
@@ -559,6 +667,7 @@ struct test_buf {
 	u8 data[64];
 	unsigned int sent, reaped, completed, failed;
 	int err;
+	struct task_struct *completer;	/* who ended it */
 };
 
 static struct test_buf *to_tb(struct vfsync_buf *buf)
@@ -580,6 +689,7 @@ static int test_complete(struct vfsync_buf *buf, void *upper)
 {
 	to_tb(buf)->completed++;
 	to_tb(buf)->err = buf->error;
+	to_tb(buf)->completer = current;
 	return 0;
 }
 
@@ -699,14 +809,23 @@ static bool test_notify(struct virtqueue *vq)
 	}
 	if (r->release_on_kick)
 		test_release(td, vq->index);
-	return true;
+	return !r->notify_fails;
 }
 
+/* The driver's own callback */
 static void test_callback(struct virtqueue *vq)
 {
-	struct test_dev *td = to_td(vq);
+	vfsync_vq_done(vq);
+}
 
-	schedule_work(&td->vqs[vq->index].done_work);
+/* Wait, a bounded time, for a buffer's end that a work item makes */
+static void test_wait_end(struct test_buf *tb)
+{
+	unsigned int i;
+
+	for (i = 0; i < 100 && !READ_ONCE(tb->completed) &&
+	     !READ_ONCE(tb->failed); i++)
+		msleep(20);
 }
 
 static void test_reset(struct virtio_device *vdev)
@@ -729,6 +848,8 @@ static int vfsync_engine_init(struct kunit *test)
 	struct test_dev *td;
 	unsigned int i;
 
+	/* The driver's workqueue, also where its init is blacklisted */
+	KUNIT_ASSERT_EQ(test, vfsync_wq_init(), 0);
 	td = kunit_kzalloc(test, sizeof(*td), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, td);
 	INIT_LIST_HEAD(&td->vdev.vqs);
@@ -838,9 +959,17 @@ static void vfsync_test_engine_deferred_by_kicker(struct kunit *test)
 	r->release_on_kick = true;
 	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &b->buf), 0);
 	flush_work(&td->vqs[TEST_SYNC].done_work);
+	test_wait_end(a);
 
 	KUNIT_EXPECT_EQ(test, a->completed, 1U);
 	KUNIT_EXPECT_EQ(test, b->completed, 1U);
+	/*
+	 * The kicker ends its own request; another task's (or a background
+	 * one) is ended by a work item, as in-tree virtiofs ends them all:
+	 * never under whatever the kicker holds.
+	 */
+	KUNIT_EXPECT_PTR_EQ(test, b->completer, current);
+	KUNIT_EXPECT_PTR_NE(test, a->completer, current);
 	KUNIT_EXPECT_EQ_MSG(test, r->kicks_armed, 0U,
 			    "the callback was armed during a kick");
 	KUNIT_EXPECT_EQ_MSG(test, r->irqs, 0U,
@@ -912,6 +1041,7 @@ static void vfsync_test_engine_busy(struct kunit *test)
 	td->rings[TEST_SYNC].mode = TEST_INLINE;
 	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &c->buf), 0);
 	flush_work(&sq->done_work);
+	test_wait_end(b);
 	KUNIT_EXPECT_EQ(test, b->completed, 1U);
 	KUNIT_EXPECT_EQ(test, c->completed, 1U);
 	KUNIT_EXPECT_FALSE(test, test_bit(VFSYNC_VQ_REAP, &sq->flags));
@@ -1131,6 +1261,93 @@ static void vfsync_test_engine_broken(struct kunit *test)
 }
 
 /*
+ * Removal: once the queues are torn down no work of theirs may run or be
+ * scheduled, whatever the device does: the virtqueues are deleted next.
+ * A late used element with its interrupt must not reach the ring.
+ */
+static void vfsync_test_engine_remove_late_irq(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct vfsync_vq *sq = &td->vqs[TEST_SYNC];
+	struct test_buf *a = test_buf(test, TEST_SYNC_OK);
+	unsigned int i;
+
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
+	KUNIT_EXPECT_EQ(test, a->completed, 1U);
+	vfsync_remove_queues(&td->fs);
+	for (i = 0; i < TEST_NVQS; i++) {
+		KUNIT_EXPECT_FALSE(test, work_pending(&td->vqs[i].done_work));
+		KUNIT_EXPECT_FALSE(test, work_pending(&td->vqs[i].dispatch_work));
+	}
+
+	/* A hostile or slow device: a used element after the reset */
+	virtqueue_enable_cb(sq->vq);
+	test_push(td, TEST_SYNC, 0);
+	KUNIT_EXPECT_EQ(test, td->rings[TEST_SYNC].irqs, 1U);
+	KUNIT_EXPECT_FALSE_MSG(test, work_pending(&sq->done_work),
+			       "a queue's work was scheduled after removal");
+	flush_work(&sq->done_work);
+	KUNIT_EXPECT_FALSE_MSG(test, virtqueue_is_broken(sq->vq),
+			       "a queue's work read the ring after removal");
+	KUNIT_EXPECT_FALSE(test, work_pending(&td->fs.fail_work));
+}
+
+/*
+ * Every queue broken at once (the transport gave up on the device): what
+ * the queues held ends with -ENOTCONN, the device is reset and kept
+ * failed, so that no waiter and no unmount hangs for a removal that may
+ * never come. The next submission is what notices it.
+ */
+static void vfsync_test_engine_all_broken(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct test_buf *a = test_buf(test, TEST_ASYNC);
+	struct test_buf *b = test_buf(test, TEST_SYNC_OK);
+	struct test_buf *c = test_buf(test, TEST_ASYNC);
+
+	td->rings[TEST_REQ].mode = TEST_HOLD;
+	td->rings[TEST_SYNC].mode = TEST_HOLD;
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &b->buf), 0);
+	KUNIT_EXPECT_EQ(test, a->completed + b->completed, 0U);
+
+	virtio_break_device(&td->vdev);
+	KUNIT_EXPECT_NE(test, vfsync_submit(&td->fs, &c->buf), 0);
+	flush_work(&td->fs.fail_work);
+	test_wait_end(a);
+	test_wait_end(b);
+	KUNIT_EXPECT_EQ(test, a->completed, 1U);
+	KUNIT_EXPECT_EQ(test, a->err, -ENOTCONN);
+	KUNIT_EXPECT_EQ(test, b->completed, 1U);
+	KUNIT_EXPECT_EQ(test, b->err, -ENOTCONN);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(td->fs.failed));
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_REQ].in_flight), 0);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_SYNC].in_flight), 0);
+}
+
+/*
+ * A kick the transport could not deliver, made outside the queue lock
+ * (a request queue's): the queue is broken and nothing else will look at
+ * it. Its requests end with -ENOTCONN all the same.
+ */
+static void vfsync_test_engine_notify_failed(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct test_buf *a = test_buf(test, TEST_ASYNC);
+
+	td->rings[TEST_REQ].mode = TEST_HOLD;
+	td->rings[TEST_REQ].notify_fails = true;
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
+	KUNIT_EXPECT_TRUE(test, virtqueue_is_broken(td->vqs[TEST_REQ].vq));
+	flush_work(&td->fs.fail_work);
+	test_wait_end(a);
+	KUNIT_EXPECT_EQ(test, a->completed, 1U);
+	KUNIT_EXPECT_EQ(test, a->err, -ENOTCONN);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(td->fs.failed));
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_REQ].in_flight), 0);
+}
+
+/*
  * Issue 17, item 2: the kick floor kicks the sync queue with nothing on
  * it, one timed kick at a time, and refuses what it cannot measure.
  */
@@ -1183,6 +1400,9 @@ static struct kunit_case vfsync_engine_cases[] = {
 	KUNIT_CASE(vfsync_test_engine_park),
 	KUNIT_CASE(vfsync_test_engine_repark_race),
 	KUNIT_CASE(vfsync_test_engine_broken),
+	KUNIT_CASE(vfsync_test_engine_remove_late_irq),
+	KUNIT_CASE(vfsync_test_engine_all_broken),
+	KUNIT_CASE(vfsync_test_engine_notify_failed),
 	KUNIT_CASE(vfsync_test_engine_defer),
 	KUNIT_CASE(vfsync_test_engine_defer_stopped),
 	KUNIT_CASE(vfsync_test_engine_floor),
@@ -1223,9 +1443,12 @@ static struct kunit_case vfsync_map_cases[] = {
 
 static struct kunit_case vfsync_policy_cases[] = {
 	KUNIT_CASE(vfsync_test_eligible),
+	KUNIT_CASE(vfsync_test_long_request),
 	KUNIT_CASE(vfsync_test_init_flags),
 	KUNIT_CASE(vfsync_test_reply),
 	KUNIT_CASE(vfsync_test_config),
+	KUNIT_CASE(vfsync_test_config_bounds),
+	KUNIT_CASE(vfsync_test_cfg_room),
 	KUNIT_CASE(vfsync_test_queue_size),
 	KUNIT_CASE(vfsync_test_stats_line),
 	KUNIT_CASE(vfsync_test_forget_msg),
