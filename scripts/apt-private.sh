@@ -5,9 +5,14 @@
 # newer Debian suite through a private configuration under the cache, so the
 # system's sources stay as they are and nothing is installed on the host.
 #
-#   apt_private_init SUITE...   writes $VFS_CACHE/apt/sources.list for the
-#                               suites (main only) and sets the array APT_OPTS;
-#                               fetches the package lists once
+#   apt_private_init [--src] SUITE...
+#                               writes $VFS_CACHE/apt/sources.list for the
+#                               suites (main only; --src: their source
+#                               packages too, for apt-get source) and sets
+#                               the array APT_OPTS; fetches the lists once.
+#                               APT_PRIVATE_DIR=DIR uses DIR instead of
+#                               $VFS_CACHE/apt (a configuration of its own
+#                               does not refetch the others' lists)
 #   debian_mirror               prints the Debian mirror the system's own
 #                               sources use (the entry of its own release)
 #
@@ -31,13 +36,20 @@ debian_mirror() {
 
 APT_OPTS=()
 apt_private_init() {
-	local base=${VFS_CACHE:-$HOME/.cache/virtio-fs-sync}/apt mirror s want
+	local base=${APT_PRIVATE_DIR:-${VFS_CACHE:-$HOME/.cache/virtio-fs-sync}/apt}
 	local keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+	local mirror s t want types=deb
+	if [ "${1:-}" = --src ]; then
+		types="deb deb-src"
+		shift
+	fi
 	mirror=$(debian_mirror) || return 1
 	mkdir -p "$base/lists/partial" "$base/cache/archives/partial"
 	want=
 	for s in "$@"; do
-		want="${want}deb [signed-by=$keyring] $mirror $s main"$'\n'
+		for t in $types; do
+			want="${want}$t [signed-by=$keyring] $mirror $s main"$'\n'
+		done
 	done
 	APT_OPTS=(-o "Dir::Etc::SourceList=$base/sources.list" -o Dir::Etc::SourceParts=/dev/null
 		-o "Dir::State::Lists=$base/lists" -o "Dir::Cache=$base/cache"

@@ -502,7 +502,7 @@ two_devices() {
 }
 t uml:two-devices two_devices uml:two-devices sync 1 32 --driver ours --sync on
 t qemu-6.12:two-devices two_devices qemu-6.12:two-devices async 0 8 --substrate qemu --kernel 6.12 \
-	--cpus 2 --driver ours
+	--cpus 2 --driver ours --qemu stock
 
 # Each share its own driver: share by ours with sync queues, share1 by
 # in-tree virtiofs (both bind to virtiofs at boot; guest-init hands ours its
@@ -564,7 +564,7 @@ for k in 6.12 6.1 7.3; do
 		"$repo/tests/vm/scenarios/rebind-reload" "$(make -s -C "$repo" KVER=$k print-ko)"
 done
 # The documented procedure for 6.12's built-in virtiofs: boot with the blacklist.
-t qemu-6.12:initcall-blacklist "$repo/tests/vm/run" --substrate qemu --kernel 6.12 --cpus 2 --driver ours \
+t qemu-6.12:initcall-blacklist "$repo/tests/vm/run" --substrate qemu --kernel 6.12 --cpus 2 --driver ours --qemu stock \
 	--append initcall_blacklist=virtio_fs_init --results "$logs/qemu-6.12:initcall-blacklist.results" -- \
 	"$repo/tests/vm/scenarios/initcall-blacklist" "$(make -s -C "$repo" KVER=6.12 print-ko)"
 
@@ -602,7 +602,7 @@ t uml:faults-sync0 faults uml:faults-sync0 --driver ours --sync off -- \
 	"$repo/tests/vm/scenarios/faults" $bad_replies never=200 close
 for k in 6.12 6.1 7.3; do
 	t "qemu-$k:faults" faults "qemu-$k:faults" --substrate qemu --kernel $k --cpus 2 \
-		--driver ours -- "$repo/tests/vm/scenarios/faults" $bad_replies
+		--driver ours --qemu stock -- "$repo/tests/vm/scenarios/faults" $bad_replies
 done
 }
 # A queue of 8 entries on each of 2 request queues: the suite passes on
@@ -612,8 +612,8 @@ done
 # counter proves it. (The suite alone fills the queues only now and then.)
 tiny_queue() {
 	vm_suite async qemu-6.12:tiny-queue --substrate qemu --kernel 6.12 --cpus 2 \
-		--driver ours --queue-size 8 || return 1
-	"$repo/tests/vm/run" --substrate qemu --kernel 6.12 --cpus 2 --driver ours --queue-size 8 \
+		--driver ours --qemu stock --queue-size 8 || return 1
+	"$repo/tests/vm/run" --substrate qemu --kernel 6.12 --cpus 2 --driver ours --qemu stock --queue-size 8 \
 		--dev-opts --delay-us=2000 --results "$logs/qemu-6.12:tiny-queue-full.results" -- \
 		"$repo/tests/vm/scenarios/queue-full"
 }
@@ -621,7 +621,7 @@ t qemu-6.12:tiny-queue tiny_queue
 # Queues too small for a request: the mount is refused with a message, no WARN.
 queue_too_small() {
 	local res=$logs/qemu-6.12:queue-too-small.results rc
-	"$repo/tests/vm/run" --substrate qemu --kernel 6.12 --cpus 2 --driver ours \
+	"$repo/tests/vm/run" --substrate qemu --kernel 6.12 --cpus 2 --driver ours --qemu stock \
 		--queue-size 2 --results "$res" -- true
 	rc=$?
 	[ $rc = 126 ] || { echo "expected the mount to be refused (126), got $rc"; return 1; }
@@ -636,6 +636,8 @@ done
 t uml:stress-faults env STRESS_TIME=20 STRESS_WRITERS=3 \
 	STRESS_RESULTS="$logs/uml:stress-faults.results" "$repo/tests/stress.sh"
 
+# The host's QEMU (--qemu stock): it never passes VIRTIO_FS_F_SYNC, so ours
+# runs the request queues (the fallback); the sync rows are further down.
 for k in 6.12 6.1 7.3; do
 	for d in ours intree; do
 		for dev in ref virtiofsd; do
@@ -643,22 +645,91 @@ for k in 6.12 6.1 7.3; do
 				mode=none
 				[ $d = ours ] && [ $dev = ref ] && mode=async
 				t "qemu-$k:$d:$dev:$m" vm_suite $mode "qemu-$k:$d:$dev:$m" \
-					--substrate qemu --kernel $k --cpus 2 --driver $d --device $dev --machine $m
+					--substrate qemu --qemu stock --kernel $k --cpus 2 --driver $d --device $dev --machine $m
 			done
 		done
 	done
 done
 # PREEMPT_RT (Debian's rt-amd64): spinlock_t sleeps, the sync path only
-# disables migration. QEMU never offers the sync feature, so these run the
-# request queues; the RT sync branch is built (build:module-*-rt, sparse).
+# disables migration. The host's QEMU never offers the sync feature, so
+# these run the request queues; the RT sync path runs in qemu-sync-6.12-rt.
 for k in 6.12-rt 6.1-rt; do
 	for d in ours intree; do
 		mode=none
 		[ $d = ours ] && mode=async
 		t "qemu-$k:$d:ref:pc" vm_suite $mode "qemu-$k:$d:ref:pc" \
-			--substrate qemu --kernel $k --cpus 2 --driver $d --device ref --machine pc
+			--substrate qemu --qemu stock --kernel $k --cpus 2 --driver $d --device ref --machine pc
 	done
 done
+
+# --- QEMU with the project's series: the sync path on a real VMM --------------
+# scripts/build-qemu.sh builds trixie's QEMU 10.0 with qemu/patches once
+# (cached); tests/vm/run --substrate qemu runs it by default where a share
+# can take the sync path (--qemu patched). A notify write to a sync queue
+# is handled in its vCPU's thread, which waits for the device's answer on
+# the queue's kick channel. The vCPUs run on one TCG thread (the default,
+# --tcg-thread single): Debian's kernels break under multi-threaded TCG
+# here. Names qemu-sync-KERNEL:MACHINE:cpusN.
+t build:qemu "$repo/scripts/build-qemu.sh"
+# qemu_sync NAME RUNNER-ARGS...: in one boot with as many sync queues as
+# vCPUs, the guest suite, then one pinned task per vCPU
+# (tests/vm/scenarios/per-cpu-sync: each CPU reaps inline on a sync queue
+# of its own); the proof of path (check-path sync), the device's sync
+# queues all completed requests inside the kick, and the driver's counters
+# agree with the device's.
+qemu_sync() {
+	local res=$logs/$1.results share used rc=0
+	shift
+	share=$(mktemp -d "${TMPDIR:-/tmp}/vfs-check.XXXXXX")
+	"$repo/tests/vm/run" --substrate qemu --driver ours --sync on --share "$share" --results "$res" "$@" -- \
+		sh -c '"$1" /mnt/share && "$2"' sh "$repo/tests/suite/run-suite.sh" \
+		"$repo/tests/vm/scenarios/per-cpu-sync" || rc=1
+	if [ -f "$share/suite-stress/MANIFEST" ]; then
+		echo "# host-side verify-manifest"
+		"$repo/tests/suite/bin/verify-manifest" "$share/suite-stress" || rc=1
+	else
+		echo "no MANIFEST on the host"
+		rc=1
+	fi
+	rm -rf "$share"
+	echo "# proof of path (sync)"
+	grep -q 'qemu/.*/bin/qemu-system-x86_64' "$res/qemu" || { echo "FAIL: not the patched QEMU"; rc=1; }
+	"$repo/tests/vm/check-path" sync "$res" || rc=1
+	used=$(awk '/type=sync/ { for (i = 1; i <= NF; i++) if ($i ~ /^inline=/ && substr($i, 8) + 0 > 0) u++ }
+		END { print u + 0 }' "$res/dev-stats")
+	echo "device: $used sync queues completed requests inline"
+	[ "$used" -gt 0 ] && [ "$used" = "$(grep -c 'type=sync' "$res/dev-stats")" ] ||
+		{ echo "FAIL: not every sync queue completed requests inline"; rc=1; }
+	counters_agree "$res" share || rc=1
+	return $rc
+}
+for k in 6.12 6.1 7.3 6.12-rt; do
+	for m in pc microvm; do
+		for n in 2 4; do
+			t "qemu-sync-$k:$m:cpus$n" qemu_sync "qemu-sync-$k:$m:cpus$n" --kernel $k --machine $m --cpus $n
+		done
+	done
+done
+# A device slower than QEMU's bound (sync-timeout-ms=200 against a device
+# that waits 500 ms in every sync kick): the vCPU gives up waiting, the
+# queue runs on as an ordinary one, and the requests complete late through
+# the interrupt; nothing hangs and nothing is lost.
+qemu_sync_late() {
+	local res=$logs/qemu-sync-6.12:late.results late inl rc=0
+	"$repo/tests/vm/run" --substrate qemu --kernel 6.12 --cpus 2 --driver ours --sync on \
+		--dev-opts --sync-delay-ms=500 --qemu-props sync-timeout-ms=200 --timeout 300 \
+		--results "$res" -- sh -c 'echo data >f && cat f && ls -l && rm f' || rc=1
+	grep -q 'qemu/.*/bin/qemu-system-x86_64' "$res/qemu" || { echo "FAIL: not the patched QEMU"; rc=1; }
+	grep 'no answer to a kick in 200 ms' "$res/qemu.log" ||
+		{ echo "FAIL: QEMU did not give up waiting"; rc=1; }
+	late=$(counter_sum "$res/driver-stats" '^share sync\.' deferred)
+	inl=$(counter_sum "$res/driver-stats" '^share sync\.' inline)
+	echo "driver: sync queues deferred=$late inline=$inl"
+	[ "$late" -gt 0 ] || { echo "FAIL: no late completion on a sync queue"; rc=1; }
+	counters_agree "$res" share || rc=1
+	return $rc
+}
+t qemu-sync-6.12:late qemu_sync_late
 
 # --- UML 7.3: SMP, the seccomp userspace ----------------------------------------
 # Names uml-7.3:*; tests/vm/run --kernel 7.3 --cpus N boots ncpus=N seccomp=on.

@@ -448,6 +448,9 @@ static void sync_process(struct fs_queue *q, struct fuse_ctx *ctx,
 	e.iov = iov;
 	e.iov_max = 2 * VRING_MAX_SIZE;
 
+	/* a host slower than the frontend's bound on a kick's answer */
+	if (dev->opt->sync_delay_ms)
+		usleep(dev->opt->sync_delay_ms * 1000);
 	pthread_mutex_lock(&q->lock);
 	if (!runnable_locked(q))
 		goto out;

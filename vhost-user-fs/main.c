@@ -94,6 +94,9 @@ static void usage(FILE *f)
 "  --delay-us=N           test knob: a worker waits N us before it handles\n"
 "                         each request or hiprio request, so that they pile\n"
 "                         up in the queue (0 = never)\n"
+"  --sync-delay-ms=N      test knob: a sync queue's kick waits N ms before its\n"
+"                         requests run (a host slower than the frontend's\n"
+"                         bound; 0 = never)\n"
 "  --config-size=N        test knob: a config space of N bytes, 40..48 (48);\n"
 "                         reads past it give all ones, and below 48 the\n"
 "                         sync queues do not exist (the bit is offered)\n"
@@ -261,6 +264,7 @@ static const struct opt_def opt_defs[] = {
 	FLAG("debug", debug),
 	UINT("sync-late", sync_late, 0, 1000000),
 	UINT("delay-us", delay_us, 0, 1000000),
+	UINT("sync-delay-ms", sync_delay_ms, 0, 60000),
 	FLAG("faults", faults),
 	CHOICE("sandbox", sandbox, sandbox_choices),
 	UINT("backend-timeout", backend_timeout, 0, 86400),

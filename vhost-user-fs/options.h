@@ -55,6 +55,7 @@ struct options {
 	unsigned int fd_cache;
 	unsigned int sync_late;
 	unsigned int delay_us;		/* --delay-us: workers wait before each request */
+	unsigned int sync_delay_ms;	/* --sync-delay-ms: sync kicks wait first */
 	unsigned int backend_timeout;	/* seconds, 0 = wait for good */
 	unsigned int max_files;		/* open + pinned files, 0 = from rlimit */
 	unsigned int config_size;

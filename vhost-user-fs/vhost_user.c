@@ -898,6 +898,20 @@ static int vring_fd(struct vu_msg *m, struct vu_queue **vqp,
 	return fd;
 }
 
+/*
+ * With KICK_CHANNEL a kick fd may still be an eventfd: a frontend that
+ * runs only some queues synchronously (the project's QEMU series) gives
+ * the others their usual eventfds.
+ */
+static bool is_stream_socket(int fd)
+{
+	int type = 0;
+	socklen_t len = sizeof(type);
+
+	return !getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) &&
+		type == SOCK_STREAM;
+}
+
 static void kick_if_runnable(struct fs_queue *q)
 {
 	if (dispatch__runnable(q))
@@ -919,7 +933,7 @@ static int set_vring_kick(struct vu_dev *vu, struct vu_msg *m)
 	if (!(vu->features & BIT(F_PROTOCOL_FEATURES)))
 		q->enabled = true;
 	pthread_mutex_unlock(&q->lock);
-	if (fd >= 0 && proto(vu, PF_KICK_CHANNEL)) {
+	if (fd >= 0 && proto(vu, PF_KICK_CHANNEL) && is_stream_socket(fd)) {
 		if (channel_start(vq, fd))
 			return -1;
 	} else {

@@ -77,6 +77,34 @@ class CommandLine(unittest.TestCase):
         opts = self.parse("--kernel", "7.3", "--cpus", "2", "--pin-vcpus", "0-1", "--", "true")
         self.assertEqual(opts.pin_vcpus, "0-1")
 
+    def test_qemu_choice(self):
+        q = ("--substrate", "qemu")
+        # sync on (the default) with ours on the reference device: patched
+        self.assertEqual(self.parse(*q, "--", "true").qemu, "patched")
+        for argv in (("--sync", "off"), ("--driver", "intree"), ("--sync-queues", "0"),
+                     ("--device", "virtiofsd"), ("--qemu", "stock")):
+            self.assertEqual(self.parse(*q, *argv, "--", "true").qemu, "stock", msg=argv)
+        # a later share that can run sync queues is enough
+        opts = self.parse(*q, "--driver", "intree", "--share", "/a", "--share", "/b", "--driver", "ours",
+                          "--", "true")
+        self.assertEqual(opts.qemu, "patched")
+        self.assertEqual(self.parse("--", "true").qemu, "")
+        share = opts.shares[1]
+        share.dev_opts, share.qemu_props = "--sync-bit=5 --workers=2", "sync-timeout-ms=200"
+        self.assertEqual(vm.patched_props(opts, share),
+                         ",num-sync-queues=2,sync-feature-bit=5,sync-timeout-ms=200")
+        self.assertEqual(vm.patched_props(opts, opts.shares[0]), "")
+        cases = {
+            ("--qemu", "patched"): "--qemu is for --substrate qemu",
+            q + ("--qemu", "new"): "--qemu stock|patched",
+            q + ("--qemu", "stock", "--qemu-props", "a=b"): "--qemu-props needs --qemu patched",
+            q + ("--qemu-props", "a=b;c"): "--qemu-props a=b,c=d",
+        }
+        for argv, message in cases.items():
+            with self.assertRaises(vm_options.UsageError, msg=argv) as e:
+                self.parse(*argv, "--", "true")
+            self.assertIn(message, str(e.exception))
+
     def test_no_command(self):
         with self.assertRaises(vm_options.UsageError):
             vm_options.parse_args(["--sync", "off"])

@@ -30,7 +30,7 @@ import time
 from harness import cpus as cpulist
 from harness import initramfs
 from harness import proc
-from harness.vm_options import USAGE, UsageError, bad, parse_args, validate
+from harness.vm_options import USAGE, UsageError, bad, parse_args, sync_share, validate
 
 PROG = "tests/vm/run"
 VIRTIOFSD = "/usr/lib/qemu/virtiofsd"
@@ -437,6 +437,26 @@ def qemu_command_line(run, append):
     return cmdline + " " + append
 
 
+def patched_props(opts, share):
+    """The patched QEMU's sync-queue properties of a share's device: as
+    many sync queues as the reference device offers, on its feature bit."""
+    if opts.qemu != "patched":
+        return ""
+    props = ",num-sync-queues=" + share.sync_queues if sync_share(opts, share) else ""
+    for opt in share.dev_opts.split():
+        if opt.startswith("--sync-bit="):
+            props += ",sync-feature-bit=" + opt.split("=", 1)[1]
+    return props + ("," + share.qemu_props if share.qemu_props else "")
+
+
+def qemu_binary(run):
+    """The host's qemu-system-x86_64 or the patched one (built once)."""
+    if run.opts.qemu != "patched":
+        return "qemu-system-x86_64"
+    return run_tool_or_fail([os.path.join(run.repo, "scripts/build-qemu.sh")],
+                            "cannot build the patched QEMU (scripts/build-qemu.sh)")
+
+
 def qemu_share_args(run, dev):
     """A vhost-user-fs device per share that has one."""
     args = []
@@ -448,6 +468,7 @@ def qemu_share_args(run, dev):
         props = ",addr=0x%x" % (16 + share.index) if run.opts.machine == "pc" else ""
         if share.queue_size:
             props += ",queue-size=" + share.queue_size
+        props += patched_props(run.opts, share)
         args += ["-chardev", "socket,id=share%d,path=%s" % (share.index, run.path("share.sock" + share.suffix)),
                  "-device", "%s,chardev=share%d,tag=%s,num-request-queues=%s%s" % (
                      dev, share.index, share.tag, share.queues, props)]
@@ -458,6 +479,8 @@ def run_qemu(run):
     opts = run.opts
     kdir = run_tool_or_fail([os.path.join(run.repo, "scripts/fetch-kernel.sh"), opts.kernel],
                             "cannot fetch kernel " + opts.kernel)
+    qemu = qemu_binary(run)
+    run.write("qemu", qemu + "\n")
     ko = build_module(run) if opts.use_ours else ""
     wanted = ["virtio_pci", "virtio_mmio", "fuse"] + (["virtiofs"] if opts.use_intree else [])
     # The host tree is mounted through the driver under test, so ours alone
@@ -478,7 +501,7 @@ def run_qemu(run):
     # One TCG thread runs the vCPUs in turn: still SMP (both CPUs submit,
     # interleaved), but never two at one instant. --tcg-thread multi
     # gives parallel vCPUs back.
-    argv = ["qemu-system-x86_64", "-nographic", "-no-reboot",
+    argv = [qemu, "-nographic", "-no-reboot",
             "-accel", "tcg,thread=" + (opts.tcg_thread or "single"), "-cpu", "max",
             "-smp", opts.cpus, "-m", opts.mem,
             "-object", "memory-backend-memfd,id=mem,size=%sM,share=on" % opts.mem] + machine + [
@@ -487,6 +510,10 @@ def run_qemu(run):
             "-chardev", "socket,id=root,path=" + run.path("root.sock"),
             "-device", dev + ",chardev=root,tag=hostroot"] + qemu_share_args(run, dev) + [
             "-serial", "file:" + run.path("console"), "-monitor", "none", "-display", "none"]
+    if opts.qemu == "patched":
+        # no NIC: the patched build has no network option ROMs (the
+        # host's come with its own QEMU), and the guest uses none
+        argv += ["-nic", "none"]
     run_guest(run, argv, run.path("qemu.log"))
 
 

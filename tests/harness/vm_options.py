@@ -10,7 +10,7 @@ from harness import cpus as cpulist
 USAGE = """\
 usage: tests/vm/run [options] [--share DIR [share options]]... -- CMD [ARGS...]
 
-  --substrate uml|qemu   guest kind (default uml; the sync path exists only in UML)
+  --substrate uml|qemu   guest kind (default uml)
   --kernel 6.12|6.1|7.3|6.12-rt|6.1-rt
                          QEMU: guest kernel, Debian cloud-amd64 (-rt: Debian's
                          PREEMPT_RT flavour, rt-amd64); UML: the test kernel's
@@ -21,6 +21,11 @@ usage: tests/vm/run [options] [--share DIR [share options]]... -- CMD [ARGS...]
   --cpus N               vCPUs (default 2; UML 6.12 is uniprocessor, UML 7.3
                          takes 1 to 8)
   --machine pc|microvm   QEMU machine: virtio-pci or virtio-mmio (default pc)
+  --qemu stock|patched   QEMU: the host's qemu-system-x86_64, or the one with
+                         the project's series (scripts/build-qemu.sh, built
+                         once into the cache), whose vhost-user-fs runs sync
+                         queues; default patched when --sync is on and a
+                         share is ours on the reference device, else stock
   --tcg-thread single|multi
                          QEMU: TCG threads for the vCPUs (default single;
                          multi-threaded TCG breaks Debian's kernels' code
@@ -56,6 +61,8 @@ Share options, one device each:
   --mount-opts a,b       extra mount options for the share
   --queues R             request queues (default: vCPUs)
   --sync-queues S        sync queues the reference device offers (default: vCPUs)
+  --qemu-props a=b,c=d   patched QEMU: extra properties of the share's
+                         vhost-user-fs device (e.g. sync-timeout-ms=200)
   --queue-size N         QEMU: the share's virtqueue size, a power of 2
                          (default QEMU's, 128); UML's is fixed at 256
   --tag TAG              the mount tag of a share after the first (default
@@ -136,6 +143,7 @@ class Share:
         self.queues = ""
         self.sync_queues = ""
         self.queue_size = ""
+        self.qemu_props = ""
         self.tag = tag if tag is not None else "share%d" % index
         self.mount = True
 
@@ -156,6 +164,7 @@ class Options:
         self.cpus = ""
         self.machine = "pc"
         self.tcg_thread = ""
+        self.qemu = ""
         self.mem = ""
         self.flavor = "debug"
         self.pin = ""
@@ -178,7 +187,7 @@ class Options:
 # option -> attribute of Options taking the next argument
 GLOBAL_VALUE_OPTIONS = {
     "--substrate": "substrate", "--kernel": "kernel", "--sync": "sync", "--cpus": "cpus",
-    "--machine": "machine", "--tcg-thread": "tcg_thread", "--mem": "mem", "--flavor": "flavor",
+    "--machine": "machine", "--qemu": "qemu", "--tcg-thread": "tcg_thread", "--mem": "mem", "--flavor": "flavor",
     "--pin": "pin", "--pin-device": "pin_device", "--pin-guest": "pin_guest",
     "--pin-vcpus": "pin_vcpus",
     "--timeout": "timeout", "--results": "results", "--append": "append",
@@ -187,7 +196,7 @@ GLOBAL_VALUE_OPTIONS = {
 SHARE_VALUE_OPTIONS = {
     "--driver": "driver", "--device": "device", "--dev-opts": "dev_opts",
     "--mount-opts": "mount_opts", "--queues": "queues", "--sync-queues": "sync_queues",
-    "--queue-size": "queue_size", "--tag": "tag",
+    "--queue-size": "queue_size", "--qemu-props": "qemu_props", "--tag": "tag",
 }
 
 
@@ -270,6 +279,7 @@ def validate(opts):
         validate_share(opts, share)
         opts.use_ours = opts.use_ours or share.driver == "ours"
         opts.use_intree = opts.use_intree or share.driver == "intree"
+    validate_qemu(opts)
     if opts.substrate == "qemu" and opts.use_ours and opts.use_intree and opts.kernel == "6.1" and \
             opts.machine != "pc":
         bad("ours and intree side by side on 6.1 need --machine pc (the devices are told apart by PCI slot)")
@@ -286,6 +296,32 @@ def validate(opts):
     if opts.pin_vcpus and not cpulist.can_pin(opts.pin_vcpus):
         bad("cannot pin to CPU list '%s' (taskset -c)" % opts.pin_vcpus)
     opts.timeout_s = parse_timeout(opts.timeout)
+
+
+def sync_share(opts, share):
+    """A share whose device can run sync queues for the module."""
+    return opts.sync == "on" and share.driver == "ours" and share.device == "ref" and \
+        share.sync_queues != "0"
+
+
+def validate_qemu(opts):
+    """--qemu and --qemu-props; the default QEMU: the patched one where a
+    share can take the sync path, the host's otherwise."""
+    if opts.substrate != "qemu":
+        if opts.qemu:
+            bad("--qemu is for --substrate qemu")
+        if any(s.qemu_props for s in opts.shares):
+            bad("--qemu-props is for --substrate qemu")
+        return
+    if not opts.qemu:
+        opts.qemu = "patched" if any(sync_share(opts, s) for s in opts.shares) else "stock"
+    one_of(opts.qemu, ("stock", "patched"), "--qemu stock|patched")
+    for share in opts.shares:
+        if share.qemu_props and opts.qemu != "patched":
+            bad("share %s: --qemu-props needs --qemu patched" % share.tag)
+        if share.qemu_props and not re.fullmatch(r"[a-z0-9-]+=[A-Za-z0-9_.-]+(,[a-z0-9-]+=[A-Za-z0-9_.-]+)*",
+                                                 share.qemu_props):
+            bad("share %s: --qemu-props a=b,c=d" % share.tag)
 
 
 def validate_guest_size(opts):

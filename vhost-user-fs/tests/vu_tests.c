@@ -1658,13 +1658,17 @@ static void t_kick_channel(void)
 	CHECK(!test_failed);
 	t_setup_rings();
 	CHECK(!test_failed);
-	/* a kick channel must be a stream socket */
+	/*
+	 * A kick fd that is not a stream socket is an eventfd, as without
+	 * the bit (the project's QEMU series gives channels to the sync
+	 * queues only): accepted, and replaced by the channel below.
+	 */
 	{
 		int p[2];
 		uint64_t idx = 2;
 
 		CHECK(pipe2(p, O_CLOEXEC) == 0);
-		CHECK(acked(12, &idx, sizeof(idx), p[0]) == 1);
+		CHECK(acked(12, &idx, sizeof(idx), p[0]) == 0);
 		close(p[0]);
 		close(p[1]);
 	}
