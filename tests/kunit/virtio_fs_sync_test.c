@@ -935,7 +935,7 @@ static void vfsync_test_engine_inline(struct kunit *test)
 }
 
 /*
- * Issue 13, items 6 and 7: while an earlier buffer is outstanding, the
+ * While an earlier buffer is outstanding, the
  * next kick goes out with the callback disabled (its inline completion
  * raises no interrupt), and of what the kicker reaps only its own buffer
  * counts as inline; the earlier one is deferred.
@@ -1001,7 +1001,7 @@ static void vfsync_test_engine_deferred_by_callback(struct kunit *test)
 }
 
 /*
- * Issue 13, item 3: a sync queue whose lock is taken (on SMP: another CPU
+ * A sync queue whose lock is taken (on SMP: another CPU
  * inside its kick) is never waited for. The submitter falls back to the
  * request queue (busy, fallback), and done_work leaves the reaping to
  * the holder. Uniprocessor UML cannot have a second CPU in the kick (and
@@ -1051,7 +1051,7 @@ static void vfsync_test_engine_busy(struct kunit *test)
 }
 
 /*
- * Issue 13, items 3 and 7: what is off sync queues, or larger than a
+ * What is off sync queues, or larger than a
  * sync ring can take without indirect descriptors, takes the request
  * queue without counting as a fallback.
  */
@@ -1073,7 +1073,7 @@ static void vfsync_test_engine_routing(struct kunit *test)
 }
 
 /*
- * Issue 13, item 5: a request that meets a full queue is parked, stays
+ * A request that meets a full queue is parked, stays
  * parked (at the head) while the queue is still full when retried, and
  * goes out once a completion makes room.
  */
@@ -1122,7 +1122,7 @@ static void test_release_now(struct vfsync_vq *rq)
 }
 
 /*
- * Issue 13, item 5: the completion that makes room can land right after
+ * The completion that makes room can land right after
  * a retry met the full queue (test_after_full runs it there). The retried
  * request must already be back on the list for that completion's work to
  * see it and schedule another retry; else it stays parked for good.
@@ -1150,7 +1150,7 @@ static void vfsync_test_engine_repark_race(struct kunit *test)
 static DEFINE_SPINLOCK(test_bg_lock);
 
 /*
- * Issue 17, item 4: a deferred sync request (a small background request,
+ * A deferred sync request (a small background request,
  * submitted under fc->bg_lock) is neither kicked nor ended inside
  * vfsync_submit(): a work item of this CPU kicks the sync queue and ends
  * it inline, counted as background; until then it holds the request
@@ -1229,7 +1229,7 @@ static void vfsync_test_engine_defer_stopped(struct kunit *test)
 }
 
 /*
- * Issue 13, item 4: a device that uses a buffer twice breaks the ring.
+ * A device that uses a buffer twice breaks the ring.
  * The driver resets the device and ends what it held with -EIO, so no
  * request (and no unmount draining the queues) waits for it forever.
  */
@@ -1348,7 +1348,7 @@ static void vfsync_test_engine_notify_failed(struct kunit *test)
 }
 
 /*
- * Issue 17, item 2: the kick floor kicks the sync queue with nothing on
+ * The kick floor kicks the sync queue with nothing on
  * it, one timed kick at a time, and refuses what it cannot measure.
  */
 static void vfsync_test_engine_floor(struct kunit *test)
