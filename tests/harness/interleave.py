@@ -19,6 +19,7 @@ import re
 import statistics
 
 from harness import metrics
+from harness.paired import claim
 from harness.stats import bootstrap_ci
 
 # (name, B, A, what differs): A is the baseline, ratios are B over A.
@@ -130,20 +131,6 @@ def _phase_of(run, get):
         if ln.get("rc") == 0 and get({"lines": [ln]}) is not None:
             return ln.get("phase")
     return None
-
-
-def claim(st, ctl, better):
-    """"faster", "slower" or "no claim": faster or slower only where the
-    pair's interval excludes 1.00 and the control's holds it; None without
-    a control interval."""
-    if not ctl or not ctl.get("ci95") or not st.get("ci95"):
-        return None
-    lo, hi = st["ci95"]
-    clo, chi = ctl["ci95"]
-    if not clo <= 1.0 <= chi or lo <= 1.0 <= hi:
-        return "no claim"
-    up = lo > 1.0
-    return "faster" if up == (better == "higher") else "slower"
 
 
 def analyse_all(data):
