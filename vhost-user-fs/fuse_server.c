@@ -691,11 +691,21 @@ static int op_link(struct req *r, struct inode *newdir)
 	old = inode__get(&r->srv->it, in->oldnodeid, &err);
 	if (!old)
 		return -err;
-	if (S_ISDIR(inode__type(old)))
+	if (S_ISDIR(inode__type(old))) {
 		err = -EPERM;
-	else if (linkat(inode__fd(old), "", inode__fd(newdir), name,
-			AT_EMPTY_PATH))
-		err = -errno;
+	} else {
+		/*
+		 * Through /proc/self/fd, not AT_EMPTY_PATH: that needs
+		 * CAP_DAC_READ_SEARCH (or, since Linux 6.10, the opener's
+		 * credentials), which the sandbox does not keep.
+		 */
+		char path[32];
+
+		snprintf(path, sizeof(path), "%d", inode__fd(old));
+		if (linkat(r->srv->proc_fd, path, inode__fd(newdir), name,
+			   AT_SYMLINK_FOLLOW))
+			err = -errno;
+	}
 	inode__put(&r->srv->it, old);
 	return err ? err : reply_new_entry(r, newdir, name);
 }
