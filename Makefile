@@ -15,9 +15,9 @@
 #   make FUSE_SRC=dir       take fuse_i.h from dir (default: KDIR/fs/fuse
 #                           for a full tree, the cache's fuse/ for KVER)
 #
-# Other targets: print-ko, print-build-root, print-sources, style, sparse,
-# module-debug,
-# install, dkms-install, clean.
+# Other targets: print-ko, print-build-root, print-sources,
+# print-driver-files, style, sparse, module-debug, install, dkms-install,
+# clean.
 
 VFS_CACHE ?= $(HOME)/.cache/virtio-fs-sync
 REPO := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -25,12 +25,14 @@ PREFIX ?= /usr
 DESTDIR ?=
 DEPMOD ?= depmod
 
-# The sources the module is built from; dkms-install copies exactly these.
-SOURCES := Kbuild Kconfig Makefile compat.h dkms.conf virtio_fs_sync.h \
-	virtio_fs_sync.c fuse_glue.h fuse_glue.c tests/kunit/virtio_fs_sync_test.c \
-	scripts/fuse-header.sh scripts/build-root.sh scripts/apt-private.sh
-DRIVER_FILES := compat.h virtio_fs_sync.h virtio_fs_sync.c fuse_glue.h fuse_glue.c \
-	tests/kunit/virtio_fs_sync_test.c
+# The driver's own files: the one list the out-of-tree build, checkpatch,
+# scripts/intree.sh and the UML test kernels (tests/setup/build-uml.sh)
+# take, through print-driver-files.
+DRIVER_FILES := Kbuild Kconfig compat.h virtio_fs_sync.h virtio_fs_sync.c \
+	fuse_glue.h fuse_glue.c tests/kunit/virtio_fs_sync_test.c
+# What the module is built from; dkms-install copies exactly these.
+SOURCES := $(DRIVER_FILES) Makefile dkms.conf scripts/fuse-header.sh \
+	scripts/build-root.sh scripts/apt-private.sh
 
 VERSION := $(shell git -C $(REPO) describe --always --dirty 2>/dev/null || \
 	cat $(REPO)/VERSION 2>/dev/null || echo unknown)
@@ -114,7 +116,7 @@ endif
 	fi
 ifneq ($(BUILD_DIR),$(REPO))
 	@mkdir -p $(BUILD_DIR)/tests/kunit
-	@for f in Kbuild $(DRIVER_FILES); do ln -sfn $(REPO)/$$f $(BUILD_DIR)/$$f; done
+	@for f in $(DRIVER_FILES); do ln -sfn $(REPO)/$$f $(BUILD_DIR)/$$f; done
 endif
 
 module: prepare
@@ -133,6 +135,9 @@ print-build-root:
 
 print-sources:
 	@echo $(SOURCES)
+
+print-driver-files:
+	@echo $(DRIVER_FILES)
 
 install: module
 	$(MAKE) $(KBUILD_ARGS) INSTALL_MOD_DIR=updates modules_install
@@ -155,7 +160,7 @@ style:
 		-C $(CHECKPATCH_DIR) --strip-components=1 --wildcards '*/scripts/checkpatch.pl' \
 		'*/scripts/spelling.txt' '*/scripts/const_structs.checkpatch'; }
 	$(CHECKPATCH) --strict --no-tree --max-line-length=100 --ignore FILE_PATH_CHANGES -f \
-		$(addprefix $(REPO)/,$(DRIVER_FILES))
+		$(addprefix $(REPO)/,$(filter %.c %.h,$(DRIVER_FILES)))
 
 # In directories of their own: rebuilding in build/$(KVER) would pull
 # objects from under a concurrent test run.
@@ -174,7 +179,7 @@ clean:
 	-$(MAKE) $(KBUILD_ARGS) clean 2>/dev/null
 	rm -rf $(REPO)/build $(REPO)/.fuse-src
 
-.PHONY: all prepare module module-debug print-ko print-build-root print-sources install \
+.PHONY: all prepare module module-debug print-ko print-build-root print-sources print-driver-files install \
 	dkms-install style sparse clean clean-objs
 
 # test targets: tests/Makefile.inc

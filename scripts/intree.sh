@@ -21,9 +21,9 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 [ -f "$ksrc/fs/fuse/Kconfig" ] || { echo "intree.sh: $ksrc is not a kernel tree" >&2; exit 1; }
 [ -f "$repo/Kconfig" ] || { echo "intree.sh: no driver sources in $repo" >&2; exit 1; }
 
-# The explicit list of what the in-tree build needs.
-files="Kbuild Kconfig compat.h virtio_fs_sync.h virtio_fs_sync.c fuse_glue.h fuse_glue.c
-tests/kunit/virtio_fs_sync_test.c"
+# What the in-tree build needs: the Makefile's list of the driver's files.
+files=$(make -s --no-print-directory -C "$repo" print-driver-files) && [ -n "$files" ] ||
+	{ echo "intree.sh: no driver file list from $repo/Makefile" >&2; exit 1; }
 
 install_into() {
 	local dst=$1/fs/fuse/virtio_fs_sync f

@@ -58,7 +58,7 @@ mkdir -p "$base"
 exec 8>"$out.lock"
 flock 8
 
-driver_files=$(cd "$repo" && ls Kbuild Kconfig ./*.c ./*.h tests/kunit/*.c 2>/dev/null || true)
+driver_files=$(make -s --no-print-directory -C "$repo" print-driver-files)
 key=$( (echo "$version"; cat $frags $patches; cd "$repo" && cat $driver_files) | sha256sum | cut -c1-16)
 if [ -x "$out/linux" ] && [ "$(cat "$out/.key" 2>/dev/null)" = "$key" ]; then
 	echo "$out/linux"
