@@ -1106,19 +1106,38 @@ static uint32_t payload_min(uint32_t request)
 	return 0;
 }
 
-/* Returns 0 if handled (reply sent if it has one), 1 for ack-able, -1 error */
-static int handle_msg(struct vu_dev *vu, struct vu_msg *m)
+/* What handle_msg did with a message; process_socket acts on it. */
+enum msg_result {
+	MSG_CLOSE = -1,		/* the session cannot go on: close it */
+	MSG_REPLIED = 0,	/* handled, and its own reply sent */
+	MSG_DONE = 1,		/* handled: acknowledged with 0 if asked */
+	MSG_REFUSED = 2,	/* refused: acknowledged with 1 if asked */
+};
+
+/* A setter's return (0 or -1) as a message result. */
+static enum msg_result done_if_ok(int err)
+{
+	return err ? MSG_REFUSED : MSG_DONE;
+}
+
+/* A request answered by a reply of its own: a reply that cannot be sent ends the session. */
+static enum msg_result replied_if_ok(int err)
+{
+	return err ? MSG_CLOSE : MSG_REPLIED;
+}
+
+static enum msg_result handle_msg(struct vu_dev *vu, struct vu_msg *m)
 {
 	if (m->hdr.size < payload_min(m->hdr.request)) {
 		fprintf(stderr, "vhost-user-fs: request %u: payload of %u bytes, expected %u\n",
 			m->hdr.request, m->hdr.size,
 			payload_min(m->hdr.request));
 		/* a request that wants an answer cannot get a sensible one */
-		return m->hdr.request == VU_GET_VRING_BASE ? -1 : 2;
+		return m->hdr.request == VU_GET_VRING_BASE ? MSG_CLOSE : MSG_REFUSED;
 	}
 	switch (m->hdr.request) {
 	case VU_GET_FEATURES:
-		return reply_u64(vu, m, offered_features(vu)) ? -1 : 0;
+		return replied_if_ok(reply_u64(vu, m, offered_features(vu)));
 	case VU_SET_FEATURES:
 		vu->features = m->u64;
 		refresh_types(vu);
@@ -1129,58 +1148,58 @@ static int handle_msg(struct vu_dev *vu, struct vu_msg *m)
 			proto(vu, PF_KICK_CHANNEL) ? "on per-queue channels" :
 			proto(vu, PF_INBAND_NOTIFICATIONS) ? "in-band" :
 			"by eventfd");
-		return 1;
+		return MSG_DONE;
 	case VU_SET_OWNER:
-		return 1;
+		return MSG_DONE;
 	case VU_RESET_OWNER:
 		dev_reset(vu);
-		return 1;
+		return MSG_DONE;
 	case VU_GET_PROTOCOL_FEATURES:
-		return reply_u64(vu, m, offered_protocol(vu)) ? -1 : 0;
+		return replied_if_ok(reply_u64(vu, m, offered_protocol(vu)));
 	case VU_SET_PROTOCOL_FEATURES:
 		vu->protocol_features = m->u64 & offered_protocol(vu);
 		vu->protocol_known = true;
 		refresh_types(vu);
-		return 1;
+		return MSG_DONE;
 	case VU_GET_QUEUE_NUM:
-		return reply_u64(vu, m, FS_MAX_QUEUES) ? -1 : 0;
+		return replied_if_ok(reply_u64(vu, m, FS_MAX_QUEUES));
 	case VU_GET_MAX_MEM_SLOTS:
-		return reply_u64(vu, m, VRING_MAX_REGIONS) ? -1 : 0;
+		return replied_if_ok(reply_u64(vu, m, VRING_MAX_REGIONS));
 	case VU_SET_MEM_TABLE:
-		return set_mem_table(vu, m) ? 2 : 1;
+		return done_if_ok(set_mem_table(vu, m));
 	case VU_SET_VRING_NUM:
-		return set_vring_num(vu, m) ? 2 : 1;
+		return done_if_ok(set_vring_num(vu, m));
 	case VU_SET_VRING_ADDR:
-		return set_vring_addr(vu, m) ? 2 : 1;
+		return done_if_ok(set_vring_addr(vu, m));
 	case VU_SET_VRING_BASE:
-		return set_vring_base(vu, m) ? 2 : 1;
+		return done_if_ok(set_vring_base(vu, m));
 	case VU_GET_VRING_BASE:
-		return get_vring_base(vu, m) ? -1 : 0;
+		return replied_if_ok(get_vring_base(vu, m));
 	case VU_SET_VRING_KICK:
-		return set_vring_kick(vu, m) ? 2 : 1;
+		return done_if_ok(set_vring_kick(vu, m));
 	case VU_SET_VRING_CALL:
-		return set_vring_call(vu, m) ? 2 : 1;
+		return done_if_ok(set_vring_call(vu, m));
 	case VU_SET_VRING_ERR:
-		return set_vring_err(vu, m) ? 2 : 1;
+		return done_if_ok(set_vring_err(vu, m));
 	case VU_SET_VRING_ENABLE:
-		return set_vring_enable(vu, m) ? 2 : 1;
+		return done_if_ok(set_vring_enable(vu, m));
 	case VU_SET_BACKEND_REQ_FD:
-		return set_backend_fd(vu, m) ? 2 : 1;
+		return done_if_ok(set_backend_fd(vu, m));
 	case VU_GET_CONFIG:
-		return get_config(vu, m) ? -1 : 0;
+		return replied_if_ok(get_config(vu, m));
 	case VU_SET_CONFIG:
-		return 1;
+		return MSG_DONE;
 	case VU_VRING_KICK:
-		return vring_kick(vu, m) ? 2 : 1;
+		return done_if_ok(vring_kick(vu, m));
 	}
 	fprintf(stderr, "vhost-user-fs: unsupported request %u\n",
 		m->hdr.request);
-	return 2;
+	return MSG_REFUSED;
 }
 
 static int process_socket(struct vu_dev *vu, struct vu_msg *m)
 {
-	int r;
+	enum msg_result r;
 
 	if (recv_msg(vu->sock, m))
 		return -1;
@@ -1191,11 +1210,10 @@ static int process_socket(struct vu_dev *vu, struct vu_msg *m)
 	}
 	r = handle_msg(vu, m);
 	close_fds(m);
-	if (r < 0)
+	if (r == MSG_CLOSE)
 		return -1;
-	/* 1: success, 2: failure; either is acknowledged on request */
-	if (r && (m->hdr.flags & VU_FLAG_NEED_REPLY) &&
-	    reply_u64(vu, m, r == 2))
+	if (r != MSG_REPLIED && (m->hdr.flags & VU_FLAG_NEED_REPLY) &&
+	    reply_u64(vu, m, r == MSG_REFUSED))
 		return -1;
 	return 0;
 }
