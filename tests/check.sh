@@ -35,7 +35,11 @@ t() {
 	[[ $name == $only || $name == setup:* || $name == build:* ]] || return 0
 	"$@" >"$logs/$name.log" 2>&1
 	rc=$?
-	if [ $rc = 0 ]; then
+	if [ $rc = 0 ] && [ -f "$logs/$name.retried" ]; then
+		echo "ok $name ($((SECONDS - start)) s; on its second run, the first failed:" \
+			"build/check/$name.first.log)"
+		passed=$((passed + 1))
+	elif [ $rc = 0 ]; then
 		echo "ok $name ($((SECONDS - start)) s)"
 		passed=$((passed + 1))
 	else
@@ -636,15 +640,33 @@ done
 t uml:stress-faults env STRESS_TIME=20 STRESS_WRITERS=3 \
 	STRESS_RESULTS="$logs/uml:stress-faults.results" "$repo/tests/stress.sh"
 
+# upstream_suite NAME RUNNER-ARGS...: vm_suite for a row whose driver is
+# the kernel's own virtiofs: it shows the suite holds on the reference
+# implementation; none of the project's driver code runs. Once in a CI run,
+# in-tree 6.1 with virtiofsd on microvm hung in a write (no reply, hung
+# task) and did not in 15 runs after. Such a row that fails runs once
+# more; its line says so, and a second failure fails it.
+upstream_suite() {
+	local name=$1
+	vm_suite none "$@" && return 0
+	echo "# failed; once more (this log: build/check/$name.first.log)"
+	cp "$logs/$name.log" "$logs/$name.first.log"
+	rm -rf "$logs/$name.first.results"
+	mv "$logs/$name.results" "$logs/$name.first.results" 2>/dev/null
+	touch "$logs/$name.retried"
+	vm_suite none "$@"
+}
+
 # The host's QEMU (--qemu stock): it never passes VIRTIO_FS_F_SYNC, so ours
 # runs the request queues (the fallback); the sync rows are further down.
 for k in 6.12 6.1 7.3; do
 	for d in ours intree; do
 		for dev in ref virtiofsd; do
 			for m in pc microvm; do
-				mode=none
-				[ $d = ours ] && [ $dev = ref ] && mode=async
-				t "qemu-$k:$d:$dev:$m" vm_suite $mode "qemu-$k:$d:$dev:$m" \
+				suite="vm_suite none"
+				[ $d = intree ] && suite=upstream_suite
+				[ $d = ours ] && [ $dev = ref ] && suite="vm_suite async"
+				t "qemu-$k:$d:$dev:$m" $suite "qemu-$k:$d:$dev:$m" \
 					--substrate qemu --qemu stock --kernel $k --cpus 2 --driver $d --device $dev --machine $m
 			done
 		done
@@ -655,9 +677,9 @@ done
 # these run the request queues; the RT sync path runs in qemu-sync-6.12-rt.
 for k in 6.12-rt 6.1-rt; do
 	for d in ours intree; do
-		mode=none
-		[ $d = ours ] && mode=async
-		t "qemu-$k:$d:ref:pc" vm_suite $mode "qemu-$k:$d:ref:pc" \
+		suite=upstream_suite
+		[ $d = ours ] && suite="vm_suite async"
+		t "qemu-$k:$d:ref:pc" $suite "qemu-$k:$d:ref:pc" \
 			--substrate qemu --qemu stock --kernel $k --cpus 2 --driver $d --device ref --machine pc
 	done
 done
