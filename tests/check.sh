@@ -753,6 +753,38 @@ qemu_sync_late() {
 	return $rc
 }
 t qemu-sync-6.12:late qemu_sync_late
+# Malformed replies on the sync queues of a real VMM: each fails its one
+# request with EIO inside the kick and the share goes on working
+# (tests/vm/scenarios/faults, as the qemu-KERNEL:faults rows run it on
+# stock QEMU's request queues); the bad replies were counted on sync queues.
+qemu_sync_faults() {
+	local res=$logs/qemu-sync-6.12:faults.results bad rc=0
+	# shellcheck disable=SC2086 # a word list on purpose
+	faults qemu-sync-6.12:faults --substrate qemu --kernel 6.12 --cpus 2 --driver ours \
+		--sync on -- "$repo/tests/vm/scenarios/faults" $bad_replies || rc=1
+	grep -q 'qemu/.*/bin/qemu-system-x86_64' "$res/qemu" || { echo "FAIL: not the patched QEMU"; rc=1; }
+	bad=$(counter_sum "$res/driver-stats" '^share sync\.' bad_reply)
+	echo "driver: bad replies on sync queues: $bad"
+	[ "$bad" -gt 0 ] || { echo "FAIL: no bad reply met on a sync queue"; rc=1; }
+	return $rc
+}
+t qemu-sync-6.12:faults qemu_sync_faults
+# The patched QEMU with a device that does not offer the feature (Debian's
+# virtiofsd): the driver negotiates no sync queue, the suite passes on the
+# request queues and nothing was reaped inline.
+qemu_sync_old_device() {
+	local name=qemu-sync-6.12:old-device res rc=0 inl
+	res=$logs/$name.results
+	vm_suite none "$name" --substrate qemu --qemu patched --kernel 6.12 --cpus 2 \
+		--driver ours --device virtiofsd || rc=1
+	grep -q 'qemu/.*/bin/qemu-system-x86_64' "$res/qemu" || { echo "FAIL: not the patched QEMU"; rc=1; }
+	grep -q '^share sync\.' "$res/driver-stats" && { echo "FAIL: sync queues without the feature"; rc=1; }
+	inl=$(counter_sum "$res/driver-stats" '^share ' inline)
+	echo "driver: request queues only, inline=$inl"
+	[ "$inl" = 0 ] || { echo "FAIL: $inl requests reaped inline"; rc=1; }
+	return $rc
+}
+t qemu-sync-6.12:old-device qemu_sync_old_device
 
 # --- UML 7.3: SMP, the seccomp userspace ----------------------------------------
 # Names uml-7.3:*; tests/vm/run --kernel 7.3 --cpus N boots ncpus=N seccomp=on.
