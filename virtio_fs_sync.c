@@ -17,7 +17,6 @@
 
 #include <linux/cpumask.h>
 #include <linux/dax.h>
-#include <linux/debugfs.h>
 #include <linux/interrupt.h>
 #include <linux/ioport.h>
 #include <linux/kobject.h>
@@ -27,9 +26,7 @@
 #include <linux/pci.h>
 #include <linux/scatterlist.h>
 #include <linux/sched/signal.h>
-#include <linux/seq_file.h>
 #include <linux/slab.h>
-#include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
 #include <linux/virtio.h>
@@ -206,23 +203,6 @@ unsigned int vfsync_min_queue_size(const unsigned int *sizes,
 }
 EXPORT_SYMBOL_IF_KUNIT(vfsync_min_queue_size);
 
-/* One line of the stats files; never more than VFSYNC_STATS_LINE bytes. */
-int vfsync_stats_line(char *buf, size_t size, const char *name,
-		      const struct vfsync_stats *st)
-{
-	return scnprintf(buf, size,
-			 "%s submitted=%llu bg=%llu inline=%llu deferred=%llu fallback=%llu full=%llu bad_reply=%llu busy=%llu\n",
-			 name, (u64)atomic64_read(&st->submitted),
-			 (u64)atomic64_read(&st->background),
-			 (u64)atomic64_read(&st->inline_done),
-			 (u64)atomic64_read(&st->deferred),
-			 (u64)atomic64_read(&st->fallback),
-			 (u64)atomic64_read(&st->full),
-			 (u64)atomic64_read(&st->bad_reply),
-			 (u64)atomic64_read(&st->busy));
-}
-EXPORT_SYMBOL_IF_KUNIT(vfsync_stats_line);
-
 /* Queue bookkeeping */
 
 static struct vfsync_vq *vq_to_fsvq(struct virtqueue *vq)
@@ -309,78 +289,6 @@ static bool vfsync_sync_trylock(struct vfsync_vq *fsvq)
 #define vfsync_sync_trylock(fsvq)	spin_trylock(&(fsvq)->lock)
 #endif
 
-/* sysfs: /sys/fs/virtio_fs_sync/<tag>/{tag,sync,queues,stats} */
-
-static ssize_t tag_show(struct kobject *kobj, struct kobj_attribute *attr,
-			char *buf)
-{
-	struct vfsync_dev *fs = container_of(kobj, struct vfsync_dev, kobj);
-
-	return sysfs_emit(buf, "%s\n", fs->tag);
-}
-
-static ssize_t sync_show(struct kobject *kobj, struct kobj_attribute *attr,
-			 char *buf)
-{
-	struct vfsync_dev *fs = container_of(kobj, struct vfsync_dev, kobj);
-
-	return sysfs_emit(buf, "%d\n", fs->num_sync_queues ? 1 : 0);
-}
-
-static ssize_t queues_show(struct kobject *kobj, struct kobj_attribute *attr,
-			   char *buf)
-{
-	struct vfsync_dev *fs = container_of(kobj, struct vfsync_dev, kobj);
-
-	return sysfs_emit(buf, "hiprio=1 request=%u sync=%u\n",
-			  fs->num_request_queues, fs->num_sync_queues);
-}
-
-/* Room kept at the end of the sysfs stats page for the "truncated" line */
-#define VFSYNC_STATS_TAIL	160
-
-/*
- * One line per queue while whole lines fit in the page; then one line
- * that says how many queues did not fit and where all of them are.
- */
-static ssize_t stats_show(struct kobject *kobj, struct kobj_attribute *attr,
-			  char *buf)
-{
-	struct vfsync_dev *fs = container_of(kobj, struct vfsync_dev, kobj);
-	char line[VFSYNC_STATS_LINE];
-	unsigned int i;
-	int len = 0, n;
-
-	for (i = 0; i < fs->nvqs; i++) {
-		n = vfsync_stats_line(line, sizeof(line), fs->vqs[i].name,
-				      &fs->vqs[i].stats);
-		if (len + n > PAGE_SIZE - VFSYNC_STATS_TAIL) {
-			len += sysfs_emit_at(buf, len,
-					     "truncated: %u more queues, all in /sys/kernel/debug/%s/%s/stats\n",
-					     fs->nvqs - i, KBUILD_MODNAME,
-					     fs->tag);
-			break;
-		}
-		memcpy(buf + len, line, n);
-		len += n;
-	}
-	return len;
-}
-
-static struct kobj_attribute vfsync_tag_attr = __ATTR_RO(tag);
-static struct kobj_attribute vfsync_sync_attr = __ATTR_RO(sync);
-static struct kobj_attribute vfsync_queues_attr = __ATTR_RO(queues);
-static struct kobj_attribute vfsync_stats_attr = __ATTR_RO(stats);
-
-static struct attribute *vfsync_attrs[] = {
-	&vfsync_tag_attr.attr,
-	&vfsync_sync_attr.attr,
-	&vfsync_queues_attr.attr,
-	&vfsync_stats_attr.attr,
-	NULL
-};
-ATTRIBUTE_GROUPS(vfsync);
-
 static void vfsync_ktype_release(struct kobject *kobj)
 {
 	struct vfsync_dev *fs = container_of(kobj, struct vfsync_dev, kobj);
@@ -395,39 +303,8 @@ static void vfsync_ktype_release(struct kobject *kobj)
 static const struct kobj_type vfsync_ktype = {
 	.release = vfsync_ktype_release,
 	.sysfs_ops = &kobj_sysfs_ops,
-	.default_groups = vfsync_groups,
+	.default_groups = vfsync_sysfs_groups,
 };
-
-/* debugfs: /sys/kernel/debug/virtio_fs_sync/<tag>/stats, every queue */
-
-static struct dentry *vfsync_debugfs_root;
-
-static int vfsync_stats_seq_show(struct seq_file *m, void *v)
-{
-	struct vfsync_dev *fs = m->private;
-	char line[VFSYNC_STATS_LINE];
-	unsigned int i;
-
-	for (i = 0; i < fs->nvqs; i++) {
-		vfsync_stats_line(line, sizeof(line), fs->vqs[i].name,
-				  &fs->vqs[i].stats);
-		seq_puts(m, line);
-	}
-	return 0;
-}
-DEFINE_SHOW_ATTRIBUTE(vfsync_stats_seq);
-
-static int vfsync_forgets_seq_show(struct seq_file *m, void *v)
-{
-	struct vfsync_dev *fs = m->private;
-
-	seq_printf(m, "queued=%lld sent=%lld dropped=%lld\n",
-		   atomic64_read(&fs->forgets_queued),
-		   atomic64_read(&fs->forgets_sent),
-		   atomic64_read(&fs->forgets_dropped));
-	return 0;
-}
-DEFINE_SHOW_ATTRIBUTE(vfsync_forgets_seq);
 
 /* Instances */
 
@@ -1279,39 +1156,9 @@ static int vfsync_setup_dax(struct virtio_device *vdev, struct vfsync_dev *fs)
  * the current CPU's sync queue with no buffer added, made exactly as the
  * sync path makes its kick, timed with ktime. The device finds nothing on
  * the ring and acknowledges; the round trip is the transport's floor, which
- * a sync request's own time can be compared with.
- */
-
-static int vfsync_floor_cmp(const void *a, const void *b)
-{
-	u64 x = *(const u64 *)a, y = *(const u64 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Sorts @ns; min, median (the lower middle one), mean and max of @n */
-void vfsync_floor_summary(u64 *ns, unsigned int n, unsigned int busy,
-			  struct vfsync_floor *out)
-{
-	u64 sum = 0;
-	unsigned int i;
-
-	memset(out, 0, sizeof(*out));
-	out->busy = busy;
-	if (!n)
-		return;
-	sort(ns, n, sizeof(*ns), vfsync_floor_cmp, NULL);
-	for (i = 0; i < n; i++)
-		sum += ns[i];
-	out->kicks = n;
-	out->min_ns = ns[0];
-	out->median_ns = ns[(n - 1) / 2];
-	out->mean_ns = div_u64(sum, n);
-	out->max_ns = ns[n - 1];
-}
-EXPORT_SYMBOL_IF_KUNIT(vfsync_floor_summary);
-
-/*
+ * a sync request's own time can be compared with. Its file and the
+ * summary of a run are in vfsync_stats.c.
+ *
  * One empty kick, as vfsync_submit_sync() kicks: CPU pinned, the queue
  * lock tried (never waited for), callback off, then the reap of whatever
  * the device finished meanwhile. Returns the round trip in ns, -EBUSY if
@@ -1395,50 +1242,6 @@ int vfsync_floor_run(struct vfsync_dev *fs, unsigned int n)
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(vfsync_floor_run);
-
-static int vfsync_floor_show(struct seq_file *m, void *v)
-{
-	struct vfsync_dev *fs = m->private;
-	struct vfsync_floor f;
-
-	mutex_lock(&fs->floor_lock);
-	f = fs->floor;
-	mutex_unlock(&fs->floor_lock);
-	seq_printf(m, "kicks=%llu busy=%llu min_ns=%llu median_ns=%llu mean_ns=%llu max_ns=%llu\n",
-		   f.kicks, f.busy, f.min_ns, f.median_ns, f.mean_ns, f.max_ns);
-	return 0;
-}
-
-static int vfsync_floor_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, vfsync_floor_show, inode->i_private);
-}
-
-/* Root only: the file is 0600, and the writer must hold CAP_SYS_ADMIN */
-static ssize_t vfsync_floor_write(struct file *file, const char __user *ubuf,
-				  size_t len, loff_t *ppos)
-{
-	struct vfsync_dev *fs = ((struct seq_file *)file->private_data)->private;
-	unsigned int n;
-	int ret;
-
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	ret = kstrtouint_from_user(ubuf, len, 0, &n);
-	if (ret)
-		return ret;
-	ret = vfsync_floor_run(fs, n);
-	return ret ? ret : len;
-}
-
-static const struct file_operations vfsync_floor_fops = {
-	.owner		= THIS_MODULE,
-	.open		= vfsync_floor_open,
-	.read		= seq_read,
-	.write		= vfsync_floor_write,
-	.llseek		= seq_lseek,
-	.release	= single_release,
-};
 
 /* Probe and remove */
 
@@ -1785,14 +1588,7 @@ static int vfsync_add_instance(struct virtio_device *vdev,
 	if (ret < 0)
 		goto out_del;
 
-	/* debugfs is best effort: its functions take error pointers */
-	fs->debugfs = debugfs_create_dir(fs->tag, vfsync_debugfs_root);
-	debugfs_create_file("stats", 0444, fs->debugfs, fs,
-			    &vfsync_stats_seq_fops);
-	debugfs_create_file("forgets", 0444, fs->debugfs, fs,
-			    &vfsync_forgets_seq_fops);
-	/* Test-only; a device without sync queues refuses the write */
-	debugfs_create_file("floor", 0600, fs->debugfs, fs, &vfsync_floor_fops);
+	vfsync_debugfs_add(fs);
 
 	list_add_tail(&fs->list, &vfsync_instances);
 	mutex_unlock(&vfsync_mutex);
@@ -1946,7 +1742,7 @@ static void vfsync_remove(struct virtio_device *vdev)
 	list_del_init(&fs->list);
 	sysfs_remove_link(&fs->kobj, "device");
 	kobject_del(&fs->kobj);
-	debugfs_remove_recursive(fs->debugfs);
+	vfsync_debugfs_remove(fs);
 	vfsync_remove_queues(fs);
 	vdev->config->del_vqs(vdev);
 
@@ -2020,11 +1816,11 @@ int vfsync_virtio_init(void)
 		destroy_workqueue(vfsync_wq);
 		return -ENOMEM;
 	}
-	vfsync_debugfs_root = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	vfsync_debugfs_init();
 
 	ret = register_virtio_driver(&vfsync_driver);
 	if (ret < 0) {
-		debugfs_remove_recursive(vfsync_debugfs_root);
+		vfsync_debugfs_exit();
 		kset_unregister(vfsync_kset);
 		destroy_workqueue(vfsync_wq);
 	}
@@ -2035,7 +1831,7 @@ int vfsync_virtio_init(void)
 void vfsync_virtio_exit(void)
 {
 	unregister_virtio_driver(&vfsync_driver);
-	debugfs_remove_recursive(vfsync_debugfs_root);
+	vfsync_debugfs_exit();
 	kset_unregister(vfsync_kset);
 	destroy_workqueue(vfsync_wq);
 }

@@ -269,6 +269,16 @@ void vfsync_queue_work(struct work_struct *work);
 /* A copy of @msg on the hiprio queue, no reply; may sleep, never fails */
 void vfsync_send_hiprio(struct vfsync_dev *fs, const void *msg, size_t len);
 
+/*
+ * vfsync_stats.c: sysfs attributes (the ktype's default groups) and the
+ * debugfs files; the root directory is made at init, before any probe.
+ */
+extern const struct attribute_group *vfsync_sysfs_groups[];
+void vfsync_debugfs_init(void);
+void vfsync_debugfs_exit(void);
+void vfsync_debugfs_add(struct vfsync_dev *fs);
+void vfsync_debugfs_remove(struct vfsync_dev *fs);
+
 /* Pure functions and the engine's set-up, for KUnit */
 int vfsync_parse_config(u32 req_queues, u32 sync_queues, bool sync_feature,
 			unsigned int nr_cpus, struct vfsync_qconf *conf);
