@@ -28,8 +28,9 @@ DEPMOD ?= depmod
 # The driver's own files: the one list the out-of-tree build, checkpatch,
 # scripts/intree.sh and the UML test kernels (tests/setup/build-uml.sh)
 # take, through print-driver-files.
-DRIVER_FILES := Kbuild Kconfig compat.h virtio_fs_sync.h virtio_fs_sync.c vfsync_stats.c \
-	fuse_glue.h fuse_glue.c tests/kunit/virtio_fs_sync_test.c
+DRIVER_FILES := Kbuild Kconfig compat.h virtio_fs_sync.h virtio_fs_sync.c \
+	vfsync_queue.c vfsync_stats.c fuse_glue.h fuse_glue.c \
+	tests/kunit/virtio_fs_sync_test.c
 # What the module is built from; dkms-install copies exactly these.
 SOURCES := $(DRIVER_FILES) Makefile dkms.conf scripts/fuse-header.sh \
 	scripts/build-root.sh scripts/apt-private.sh

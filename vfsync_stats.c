@@ -5,7 +5,7 @@
  * counters (stats); under /sys/kernel/debug/virtio_fs_sync/<tag>/: every
  * queue's counters (stats), the FUSE side's FORGETs (forgets) and the kick
  * floor (floor, root only, test-only: its kicks are made by
- * vfsync_floor_run() in virtio_fs_sync.c). Everything here reads the
+ * vfsync_floor_run() in vfsync_queue.c). Everything here reads the
  * counters, which are atomics, or takes ->floor_lock; nothing touches a
  * queue.
  */

@@ -10,6 +10,12 @@
  * an interrupt or a wake-up. Documentation/virtio-fs-sync.rst has the
  * contract and the driver's side of it.
  *
+ * This file is the device: its configuration, the queues it offers and
+ * the CPU to queue maps, the instances found by tag, DAX, probe and
+ * removal, and the module's virtio side. The queue engine (submission,
+ * completion, failure) is vfsync_queue.c; the sysfs and debugfs files are
+ * vfsync_stats.c.
+ *
  * It knows nothing of FUSE: the FUSE side (fuse_glue.c) turns requests
  * into struct vfsync_buf, calls the API of virtio_fs_sync.h and is called
  * back only through each buffer's vfsync_buf_ops.
@@ -17,15 +23,12 @@
 
 #include <linux/cpumask.h>
 #include <linux/dax.h>
-#include <linux/interrupt.h>
 #include <linux/ioport.h>
 #include <linux/kobject.h>
 #include <linux/memremap.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
-#include <linux/scatterlist.h>
-#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
@@ -53,9 +56,6 @@ module_param_named(sync_feature_bit, vfsync_feature_bit, uint, 0444);
 MODULE_PARM_DESC(sync_feature_bit,
 		 "Feature bit number of VIRTIO_FS_F_SYNC, 1..23 (default: 1)");
 
-/* How long removal waits for a live device to finish its requests */
-#define VFSYNC_REMOVE_GRACE	(5 * HZ)
-
 /*
  * Instance list; also serialises probe/remove against mount and unmount and
  * keeps the virtqueues of a listed instance alive.
@@ -63,37 +63,6 @@ MODULE_PARM_DESC(sync_feature_bit,
 static DEFINE_MUTEX(vfsync_mutex);
 static LIST_HEAD(vfsync_instances);	/* protected by vfsync_mutex */
 static struct kset *vfsync_kset;	/* /sys/fs/virtio_fs_sync */
-
-/*
- * Every work item of the driver: completions, retries, deferred sync
- * kicks, fail_work. A file system's requests end there, so it must make
- * progress under memory pressure (WQ_MEM_RECLAIM: a rescuer); WQ_HIGHPRI
- * for the deferred kicks; per CPU, so that a deferred kick uses the sync
- * queue of the CPU that submitted it.
- */
-static struct workqueue_struct *vfsync_wq;
-
-void vfsync_queue_work(struct work_struct *work)
-{
-	queue_work(vfsync_wq, work);
-}
-
-/* Module init; the KUnit engine suite too, where the driver's init did not run */
-VISIBLE_IF_KUNIT int vfsync_wq_init(void)
-{
-	if (!vfsync_wq)
-		vfsync_wq = alloc_workqueue(KBUILD_MODNAME, WQ_MEM_RECLAIM |
-					    WQ_HIGHPRI | COMPAT_WQ_PERCPU_FLAG, 0);
-	return vfsync_wq ? 0 : -ENOMEM;
-}
-EXPORT_SYMBOL_IF_KUNIT(vfsync_wq_init);
-
-/* A message of the hiprio queue, which the device answers with no reply */
-struct vfsync_msg {
-	struct list_head list;		/* on hiprio queued_reqs, under ->lock */
-	unsigned int len;
-	u8 data[];
-};
 
 /* Pure helpers, unit-tested by tests/kunit/virtio_fs_sync_test.c */
 
@@ -203,92 +172,6 @@ unsigned int vfsync_min_queue_size(const unsigned int *sizes,
 }
 EXPORT_SYMBOL_IF_KUNIT(vfsync_min_queue_size);
 
-/* Queue bookkeeping */
-
-static struct vfsync_vq *vq_to_fsvq(struct virtqueue *vq)
-{
-	struct vfsync_dev *fs = vq->vdev->priv;
-
-	return &fs->vqs[vq->index];
-}
-
-#define vfsync_count(fsvq, field)	atomic64_inc(&(fsvq)->stats.field)
-
-static void vfsync_inc_in_flight(struct vfsync_vq *fsvq)
-{
-	atomic_long_inc(&fsvq->in_flight);
-}
-
-/*
- * Whoever ends a queue's last buffer touches the queue for the last time
- * under in_flight_wq.lock, and vfsync_idle() reads the count under it: a
- * drainer that saw 0 may free the queue.
- */
-static void vfsync_dec_in_flight(struct vfsync_vq *fsvq)
-{
-	unsigned long flags;
-	long left;
-
-	spin_lock_irqsave(&fsvq->in_flight_wq.lock, flags);
-	left = atomic_long_dec_return(&fsvq->in_flight);
-	WARN_ON_ONCE(left < 0);
-	if (left <= 0)
-		wake_up_locked(&fsvq->in_flight_wq);
-	spin_unlock_irqrestore(&fsvq->in_flight_wq.lock, flags);
-}
-
-static bool vfsync_idle(struct vfsync_vq *fsvq)
-{
-	bool idle;
-
-	spin_lock_irq(&fsvq->in_flight_wq.lock);
-	idle = atomic_long_read(&fsvq->in_flight) <= 0;
-	spin_unlock_irq(&fsvq->in_flight_wq.lock);
-	return idle;
-}
-
-/*
- * Drop a queue's lock. On a sync queue, a done_work that found the lock
- * taken meanwhile left the reaping to the holder; the holder may have
- * reaped before that completion landed, so it runs done_work again.
- */
-static void vfsync_unlock(struct vfsync_vq *fsvq)
-	__releases(&fsvq->lock)
-{
-	bool gone;
-
-	if (fsvq->kind != VFSYNC_KIND_SYNC) {
-		spin_unlock(&fsvq->lock);
-		return;
-	}
-	/* Until the work is queued: vfsync_kill_queues() waits for us */
-	rcu_read_lock();
-	gone = fsvq->gone;
-	spin_unlock(&fsvq->lock);
-	/* Pairs with the barrier in vfsync_sync_done_work() */
-	smp_mb();
-	if (!gone && test_bit(VFSYNC_VQ_REAP, &fsvq->flags))
-		vfsync_queue_work(&fsvq->done_work);
-	rcu_read_unlock();
-}
-
-/*
- * A sync queue's lock is only ever tried: its holder may be inside a kick.
- * On a uniprocessor kernel it is never contended (the holder runs with
- * preemption off) and a failed trylock is a spinlock-debug BUG, so KUnit
- * plays the other CPU with ->test_busy.
- */
-#if IS_ENABLED(CONFIG_VIRTIO_FS_SYNC_KUNIT_TEST)
-static bool vfsync_sync_trylock(struct vfsync_vq *fsvq)
-{
-	if (READ_ONCE(fsvq->test_busy))
-		return false;
-	return spin_trylock(&fsvq->lock);
-}
-#else
-#define vfsync_sync_trylock(fsvq)	spin_trylock(&(fsvq)->lock)
-#endif
-
 static void vfsync_ktype_release(struct kobject *kobj)
 {
 	struct vfsync_dev *fs = container_of(kobj, struct vfsync_dev, kobj);
@@ -331,52 +214,6 @@ struct vfsync_dev *vfsync_get(const char *tag)
 	return found;
 }
 
-/* A failed device's queues stay stopped: its rings are gone. */
-static void vfsync_set_connected(struct vfsync_dev *fs, bool connected)
-{
-	unsigned int i;
-
-	for (i = 0; i < fs->nvqs; i++) {
-		spin_lock(&fs->vqs[i].lock);
-		fs->vqs[i].connected = connected && !READ_ONCE(fs->failed);
-		vfsync_unlock(&fs->vqs[i]);
-	}
-}
-
-void vfsync_start_all_queues(struct vfsync_dev *fs)
-{
-	vfsync_set_connected(fs, true);
-}
-EXPORT_SYMBOL_IF_KUNIT(vfsync_start_all_queues);
-
-static void vfsync_stop_all_queues(struct vfsync_dev *fs)
-{
-	vfsync_set_connected(fs, false);
-}
-
-static void vfsync_stop_queue(struct vfsync_vq *fsvq)
-{
-	spin_lock(&fsvq->lock);
-	fsvq->connected = false;
-	vfsync_unlock(fsvq);
-}
-
-/* Wait until every buffer of a stopped queue has been ended. */
-static void vfsync_drain_queue(struct vfsync_vq *fsvq)
-{
-	wait_event(fsvq->in_flight_wq, vfsync_idle(fsvq));
-	flush_work(&fsvq->done_work);
-	flush_work(&fsvq->dispatch_work);
-}
-
-static void vfsync_drain_all_queues(struct vfsync_dev *fs)
-{
-	unsigned int i;
-
-	for (i = 0; i < fs->nvqs; i++)
-		vfsync_drain_queue(&fs->vqs[i]);
-}
-
 /*
  * Under vfsync_mutex, as removal: a device still listed keeps its
  * virtqueues until it is unlisted, which happens under the mutex too.
@@ -401,12 +238,6 @@ int vfsync_connect(struct vfsync_dev *fs, void *const *upper)
 	return ret;
 }
 
-void vfsync_stop_hiprio(struct vfsync_dev *fs)
-{
-	vfsync_stop_queue(&fs->vqs[VFSYNC_VQ_HIPRIO]);
-	vfsync_drain_all_queues(fs);
-}
-
 void vfsync_disconnect(struct vfsync_dev *fs)
 {
 	unsigned int i;
@@ -417,631 +248,6 @@ void vfsync_disconnect(struct vfsync_dev *fs)
 	for (i = 0; i < fs->nvqs; i++)
 		fs->vqs[i].upper = NULL;
 	mutex_unlock(&vfsync_mutex);
-}
-
-/* Completion */
-
-static void vfsync_complete(struct vfsync_buf *buf)
-{
-	struct vfsync_vq *fsvq = buf->fsvq;
-
-	if (buf->ops->complete(buf, fsvq->upper))	/* frees buf */
-		vfsync_count(fsvq, bad_reply);
-	vfsync_dec_in_flight(fsvq);
-}
-
-static void vfsync_complete_work(struct work_struct *work)
-{
-	vfsync_complete(container_of(work, struct vfsync_buf, work));
-}
-
-/*
- * End what a reap took. @own is the only buffer ended in the caller's
- * context when the caller is a submitter (its own request, right after
- * its kick; NULL from a work item, which ends all it took): another
- * task's request, or a background one, is ended from a work item, as
- * in-tree virtiofs ends every request, never under whatever locks the
- * submitter holds. A buffer that may block is never ended in done_work,
- * which others wait on.
- */
-static void vfsync_end_bufs(struct list_head *done, struct vfsync_buf *own,
-			    bool submitter)
-{
-	struct vfsync_buf *buf, *next;
-
-	list_for_each_entry_safe(buf, next, done, list) {
-		list_del_init(&buf->list);
-		if (buf->may_block || (submitter && buf != own)) {
-			INIT_WORK(&buf->work, vfsync_complete_work);
-			vfsync_queue_work(&buf->work);
-		} else {
-			vfsync_complete(buf);
-		}
-	}
-}
-
-static void vfsync_reap_one_locked(struct vfsync_vq *fsvq,
-				   struct vfsync_buf *buf, unsigned int len,
-				   struct list_head *done)
-{
-	lockdep_assert_held(&fsvq->lock);
-	buf->used_len = len;
-	buf->ops->reaped_locked(buf, fsvq->upper);
-	list_add_tail(&buf->list, done);
-	/* A sync queue counts its buffers to know when to arm the callback */
-	if (fsvq->kind == VFSYNC_KIND_SYNC &&
-	    !WARN_ON_ONCE(!fsvq->outstanding))
-		fsvq->outstanding--;
-}
-
-/*
- * A notification the transport could not deliver (UML: the device's socket
- * or kick channel hung up) breaks the queue too, but the transport, not
- * the device's ring, is at fault: its removal follows and ends what the
- * queue holds with -ENOTCONN. Remember it for fail_work.
- */
-static void vfsync_notify(struct vfsync_vq *fsvq)
-{
-	if (likely(virtqueue_notify(fsvq->vq)))
-		return;
-	WRITE_ONCE(fsvq->notify_failed, true);
-	/* Nothing else may ever look at this queue again */
-	vfsync_queue_work(&fsvq->fs->fail_work);
-}
-
-/*
- * A broken queue (the device used a buffer twice, or its ring made no
- * sense, or the transport gave up on the device) never gives its buffers
- * back: let fail_work take them.
- */
-static void vfsync_check_broken(struct vfsync_vq *fsvq)
-{
-	if (unlikely(virtqueue_is_broken(fsvq->vq)))
-		vfsync_queue_work(&fsvq->fs->fail_work);
-}
-
-/*
- * Take back what a reset device still holds, used or not: the device is
- * gone, did not finish in time or broke a ring. Requests end with @err.
- */
-static void vfsync_reclaim_queue(struct vfsync_vq *fsvq, int err)
-{
-	struct vfsync_buf *buf;
-	LIST_HEAD(done);
-	void *token;
-
-	spin_lock(&fsvq->lock);
-	while ((token = virtqueue_detach_unused_buf(fsvq->vq)) != NULL) {
-		if (fsvq->kind == VFSYNC_KIND_HIPRIO) {
-			kfree(token);
-			vfsync_dec_in_flight(fsvq);
-			continue;
-		}
-		buf = token;
-		buf->error = err;
-		vfsync_reap_one_locked(fsvq, buf, 0, &done);
-	}
-	/* Parked buffers meet the stopped queue and fail there */
-	if (!list_empty(&fsvq->queued_reqs) && !fsvq->gone)
-		vfsync_queue_work(&fsvq->dispatch_work);
-	vfsync_unlock(fsvq);
-
-	vfsync_end_bufs(&done, NULL, false);
-}
-
-/*
- * A queue broke: reset the device, as removal does, and end everything
- * it held, so that no request and no unmount waits for a ring that will
- * never move again. The device stays bound but unusable (mounts fail)
- * until it is unbound and bound again, or removed.
- *
- * The error says whose fault it was. Every queue broken means the
- * transport gave up on the device (virtio_break_device(), UML's when the
- * socket closes), and a queue broken only by a notification the
- * transport could not deliver is the same, seen earlier: the device is
- * gone, -ENOTCONN, as removal (which may follow, or not) ends requests.
- * Otherwise the device broke a ring of its own: -EIO.
- */
-static void vfsync_fail_work(struct work_struct *work)
-{
-	struct vfsync_dev *fs = container_of(work, struct vfsync_dev,
-					     fail_work);
-	unsigned int i, broken = 0, ring = 0;
-	int err;
-
-	for (i = 0; i < fs->nvqs; i++) {
-		if (!virtqueue_is_broken(fs->vqs[i].vq))
-			continue;
-		broken++;
-		ring += !READ_ONCE(fs->vqs[i].notify_failed);
-	}
-	if (!broken || READ_ONCE(fs->failed))
-		return;
-
-	err = ring && broken < fs->nvqs ? -EIO : -ENOTCONN;
-	WRITE_ONCE(fs->failed, true);
-	dev_err(&fs->vdev->dev,
-		"%u of %u queues broken: resetting the device, its requests fail with %s (%s)\n",
-		broken, fs->nvqs, err == -EIO ? "EIO" : "ENOTCONN",
-		err == -EIO ? "a ring of the device" : "the transport");
-	vfsync_stop_all_queues(fs);
-	virtio_reset_device(fs->vdev);
-	for (i = 0; i < fs->nvqs; i++)
-		vfsync_reclaim_queue(&fs->vqs[i], err);
-}
-
-/*
- * Reap a sync queue, its lock held. @own is the kicker's buffer (NULL for
- * done_work): only it counts as inline; any other buffer is one the device
- * finished after its own kick, deferred whoever finds it. The callback is
- * left enabled only while buffers are outstanding; enabling re-checks the
- * ring, which closes the race with a completion that lands between the
- * last get_buf and the enable.
- */
-static void vfsync_sync_reap_locked(struct vfsync_vq *fsvq,
-				    struct list_head *done,
-				    struct vfsync_buf *own)
-{
-	struct virtqueue *vq = fsvq->vq;
-	struct vfsync_buf *buf;
-	unsigned int len;
-
-	lockdep_assert_held(&fsvq->lock);
-
-	for (;;) {
-		while ((buf = virtqueue_get_buf(vq, &len)) != NULL) {
-			vfsync_reap_one_locked(fsvq, buf, len, done);
-			if (buf == own)
-				vfsync_count(fsvq, inline_done);
-			else
-				vfsync_count(fsvq, deferred);
-		}
-		if (!fsvq->outstanding) {
-			virtqueue_disable_cb(vq);
-			break;
-		}
-		if (virtqueue_enable_cb(vq))
-			break;
-	}
-	vfsync_check_broken(fsvq);
-}
-
-/*
- * The callback of a sync queue. Never waits for the lock: a holder is
- * inside a kick, i.e. a host operation, and reaps before it unlocks;
- * VFSYNC_VQ_REAP makes it run this work again if the completion landed
- * after its reap (vfsync_unlock()).
- */
-static void vfsync_sync_done_work(struct work_struct *work)
-{
-	struct vfsync_vq *fsvq = container_of(work, struct vfsync_vq,
-					      done_work);
-	LIST_HEAD(done);
-
-	set_bit(VFSYNC_VQ_REAP, &fsvq->flags);
-	/* Pairs with the barrier in vfsync_unlock() */
-	smp_mb__after_atomic();
-	if (!vfsync_sync_trylock(fsvq))
-		return;
-	clear_bit(VFSYNC_VQ_REAP, &fsvq->flags);
-	vfsync_sync_reap_locked(fsvq, &done, NULL);
-	vfsync_unlock(fsvq);
-
-	vfsync_end_bufs(&done, NULL, false);
-}
-
-static void vfsync_requests_done_work(struct work_struct *work)
-{
-	struct vfsync_vq *fsvq = container_of(work, struct vfsync_vq,
-					      done_work);
-	struct virtqueue *vq = fsvq->vq;
-	struct vfsync_buf *buf;
-	unsigned int len;
-	LIST_HEAD(done);
-
-	spin_lock(&fsvq->lock);
-	do {
-		virtqueue_disable_cb(vq);
-		while ((buf = virtqueue_get_buf(vq, &len)) != NULL)
-			vfsync_reap_one_locked(fsvq, buf, len, &done);
-	} while (!virtqueue_enable_cb(vq));
-	vfsync_check_broken(fsvq);
-	spin_unlock(&fsvq->lock);
-
-	vfsync_end_bufs(&done, NULL, false);
-
-	/* The queue may have room again for buffers that met -ENOSPC */
-	spin_lock(&fsvq->lock);
-	if (!list_empty(&fsvq->queued_reqs) && !fsvq->gone)
-		vfsync_queue_work(&fsvq->dispatch_work);
-	spin_unlock(&fsvq->lock);
-}
-
-static void vfsync_hiprio_done_work(struct work_struct *work)
-{
-	struct vfsync_vq *fsvq = container_of(work, struct vfsync_vq,
-					      done_work);
-	struct virtqueue *vq = fsvq->vq;
-	struct vfsync_msg *msg;
-	unsigned int len;
-
-	spin_lock(&fsvq->lock);
-	do {
-		virtqueue_disable_cb(vq);
-		while ((msg = virtqueue_get_buf(vq, &len)) != NULL) {
-			kfree(msg);
-			vfsync_dec_in_flight(fsvq);
-		}
-	} while (!virtqueue_enable_cb(vq));
-	vfsync_check_broken(fsvq);
-
-	if (!list_empty(&fsvq->queued_reqs) && !fsvq->gone)
-		vfsync_queue_work(&fsvq->dispatch_work);
-	spin_unlock(&fsvq->lock);
-}
-
-/*
- * Every queue's callback; KUnit's device calls it too. A device may still
- * signal a queue after removal reset it (a hostile or late one): the
- * queue's work is not queued any more once it is gone, and
- * vfsync_kill_queues() waits for a callback that read ->gone too early.
- */
-VISIBLE_IF_KUNIT void vfsync_vq_done(struct virtqueue *vq)
-{
-	struct vfsync_vq *fsvq = vq_to_fsvq(vq);
-
-	rcu_read_lock();
-	if (!READ_ONCE(fsvq->gone))
-		vfsync_queue_work(&fsvq->done_work);
-	rcu_read_unlock();
-}
-EXPORT_SYMBOL_IF_KUNIT(vfsync_vq_done);
-
-/* Submission */
-
-/*
- * Add a buffer to an interrupt-driven request queue, its lock held.
- * Returns 0 when added (*notify: notify once unlocked), 1 when the queue
- * was full and @buf was parked on queued_reqs (at the head with @front:
- * a retry keeps its place) under this same lock hold, so that the
- * done_work that frees room is sure to see it; else an error.
- */
-static int vfsync_add_locked(struct vfsync_vq *fsvq, struct vfsync_buf *buf,
-			     bool front, bool *notify)
-{
-	int ret;
-
-	lockdep_assert_held(&fsvq->lock);
-	*notify = false;
-	if (!fsvq->connected)
-		return -ENOTCONN;
-
-	buf->fsvq = fsvq;
-	ret = virtqueue_add_sgs(fsvq->vq, buf->sgs, buf->out_sgs, buf->in_sgs,
-				buf, GFP_ATOMIC);
-	if (ret == -ENOSPC) {
-		vfsync_count(fsvq, full);
-		if (front)
-			list_add(&buf->list, &fsvq->queued_reqs);
-		else
-			list_add_tail(&buf->list, &fsvq->queued_reqs);
-		return 1;
-	}
-	if (ret < 0) {
-		/* A broken queue: what it still holds must end too */
-		vfsync_check_broken(fsvq);
-		return ret;
-	}
-
-	buf->ops->sent_locked(buf, fsvq->upper);
-	vfsync_count(fsvq, submitted);
-	*notify = virtqueue_kick_prepare(fsvq->vq);
-	return 0;
-}
-
-/* A new buffer for a request queue: added or parked (0), or an error. */
-static int vfsync_enqueue(struct vfsync_vq *fsvq, struct vfsync_buf *buf)
-{
-	bool notify;
-	int ret;
-
-	spin_lock(&fsvq->lock);
-	ret = vfsync_add_locked(fsvq, buf, false, &notify);
-	if (ret >= 0)
-		vfsync_inc_in_flight(fsvq);
-	spin_unlock(&fsvq->lock);
-
-	if (notify)
-		vfsync_notify(fsvq);
-	return ret < 0 ? ret : 0;
-}
-
-/*
- * The synchronous path. Stay on this CPU from picking its sync queue until
- * the used ring has been read. The kick is issued with the queue lock held
- * (unlike the request queues): the device finishes the buffers within the
- * kick, and reaping them under the same lock hold is what makes the reply
- * ours without a callback. So the lock is held for a host operation: it is
- * only ever tried, and a submitter that finds it taken (another CPU of this
- * queue is in its kick) takes the interrupt-driven path. Requests are ended
- * only after the CPU is released, since ending may wake tasks and take
- * sleeping locks.
- *
- * Returns -EAGAIN when the request should take the interrupt-driven path.
- */
-static int vfsync_submit_sync(struct vfsync_dev *fs, struct vfsync_buf *buf)
-{
-	struct vfsync_vq *fsvq;
-	struct virtqueue *vq;
-	LIST_HEAD(done);
-	int ret;
-
-	compat_sync_pin_cpu();
-	fsvq = &fs->vqs[fs->sync_map[smp_processor_id()]];
-
-	if (!vfsync_sync_trylock(fsvq)) {
-		vfsync_count(fsvq, busy);
-		vfsync_count(fsvq, fallback);
-		compat_sync_unpin_cpu();
-		return -EAGAIN;
-	}
-	if (!fsvq->connected) {
-		ret = -EAGAIN;
-		goto out_unlock;
-	}
-
-	vq = fsvq->vq;
-	buf->fsvq = fsvq;
-	ret = virtqueue_add_sgs(vq, buf->sgs, buf->out_sgs, buf->in_sgs, buf,
-				GFP_ATOMIC);
-	if (ret < 0) {
-		/* Never wait for room with the CPU pinned */
-		if (ret == -ENOSPC)
-			vfsync_count(fsvq, full);
-		else
-			vfsync_check_broken(fsvq);
-		vfsync_count(fsvq, fallback);
-		ret = -EAGAIN;
-		goto out_unlock;
-	}
-
-	buf->ops->sent_locked(buf, fsvq->upper);
-	vfsync_inc_in_flight(fsvq);
-	fsvq->outstanding++;
-	vfsync_count(fsvq, submitted);
-	if (buf->defer)
-		vfsync_count(fsvq, background);
-
-	/*
-	 * No interrupt for what completes inside the kick, even while an
-	 * earlier buffer is outstanding: the reap below re-arms the callback
-	 * (with its re-check) only if something is still outstanding then.
-	 */
-	virtqueue_disable_cb(vq);
-	if (virtqueue_kick_prepare(vq))
-		vfsync_notify(fsvq);
-	vfsync_sync_reap_locked(fsvq, &done, buf);
-
-	vfsync_unlock(fsvq);
-	compat_sync_unpin_cpu();
-
-	vfsync_end_bufs(&done, buf, true);
-	return 0;
-
-out_unlock:
-	vfsync_unlock(fsvq);
-	compat_sync_unpin_cpu();
-	return ret;
-}
-
-/*
- * A deferred sync request (->defer): kick the sync queue of the CPU this
- * work runs on (the submitter's, unless that one went offline meanwhile;
- * vfsync_submit_sync() picks the queue with preemption disabled) and end
- * what it reaps here, without the submitter's locks. A busy or stopped
- * sync queue sends it to a request queue, as vfsync_submit() does; a
- * stopped request queue fails it. Only then is the deferral's count on
- * @held dropped, the last touch of @held.
- */
-static void vfsync_defer_work(struct work_struct *work)
-{
-	struct vfsync_buf *buf = container_of(work, struct vfsync_buf,
-					      defer_work);
-	struct vfsync_vq *held = buf->fsvq;
-	struct vfsync_dev *fs = held->fs;
-	int ret;
-
-	ret = vfsync_submit_sync(fs, buf);
-	if (ret == -EAGAIN)
-		ret = vfsync_enqueue(&fs->vqs[fs->req_map[raw_smp_processor_id()]],
-				     buf);
-	if (ret) {
-		pr_err_ratelimited("sending a deferred request failed: %d\n",
-				   ret);
-		buf->ops->fail(buf, ret);
-	}
-	vfsync_dec_in_flight(held);
-}
-
-/*
- * Hand a deferred sync request to defer_work on this CPU (vfsync_wq is per
- * CPU; a CPU going offline hands its pending work to another). Until
- * defer_work has sent it on, it counts as in flight on the request queue it
- * would take otherwise, @fsvq, taken under the lock that stopping the queue
- * takes: a disconnect or removal that stopped the queue waits for it in
- * its drain, and defer_work then finds the queues stopped and fails it.
- */
-static int vfsync_defer(struct vfsync_dev *fs, struct vfsync_buf *buf)
-{
-	struct vfsync_vq *fsvq = &fs->vqs[fs->req_map[raw_smp_processor_id()]];
-	bool connected;
-
-	spin_lock(&fsvq->lock);
-	connected = fsvq->connected;
-	if (connected)
-		vfsync_inc_in_flight(fsvq);
-	spin_unlock(&fsvq->lock);
-	if (!connected)
-		return -ENOTCONN;
-
-	buf->fsvq = fsvq;
-	INIT_WORK(&buf->defer_work, vfsync_defer_work);
-	vfsync_queue_work(&buf->defer_work);
-	return 0;
-}
-
-/*
- * Send a request. Called from the FUSE side's submission hook, possibly
- * under its locks (fc->bg_lock for background requests): never sleeps and
- * never ends a request. A sync request marked ->defer (its submitter may
- * hold such locks) is kicked by a work item instead. Returns 0 when the
- * buffer is on a queue (or parked for a retry, or deferred), else an error
- * and the caller still owns @buf.
- */
-int vfsync_submit(struct vfsync_dev *fs, struct vfsync_buf *buf)
-{
-	struct vfsync_vq *fsvq;
-	int ret;
-
-	/* Without indirect descriptors a buffer needs a ring slot per entry */
-	if (buf->sync && fs->num_sync_queues &&
-	    buf->out_sgs + buf->in_sgs <= fs->sync_queue_size) {
-		if (buf->defer)
-			return vfsync_defer(fs, buf);
-		ret = vfsync_submit_sync(fs, buf);
-		if (ret != -EAGAIN)
-			return ret;
-	}
-
-	fsvq = &fs->vqs[fs->req_map[raw_smp_processor_id()]];
-	return vfsync_enqueue(fsvq, buf);
-}
-EXPORT_SYMBOL_IF_KUNIT(vfsync_submit);
-
-static void vfsync_request_dispatch_work(struct work_struct *work)
-{
-	struct vfsync_vq *fsvq = container_of(work, struct vfsync_vq,
-					      dispatch_work);
-	struct vfsync_buf *buf;
-	bool notify;
-	int ret;
-
-	for (;;) {
-		spin_lock(&fsvq->lock);
-		buf = list_first_entry_or_null(&fsvq->queued_reqs,
-					       struct vfsync_buf, list);
-		if (!buf) {
-			spin_unlock(&fsvq->lock);
-			return;
-		}
-		list_del_init(&buf->list);
-		/* Still full: back at the head, in this same lock hold */
-		ret = vfsync_add_locked(fsvq, buf, true, &notify);
-		spin_unlock(&fsvq->lock);
-
-		if (notify)
-			vfsync_notify(fsvq);
-		if (ret == 1) {
-#if IS_ENABLED(CONFIG_VIRTIO_FS_SYNC_KUNIT_TEST)
-			/* Where a completion that makes room may come in */
-			if (fsvq->test_after_full)
-				fsvq->test_after_full(fsvq);
-#endif
-			return;
-		}
-		if (ret < 0) {
-			pr_err_ratelimited("retrying a request on %s failed: %d\n",
-					   fsvq->name, ret);
-			buf->ops->fail(buf, ret);
-			vfsync_dec_in_flight(fsvq);
-		}
-	}
-}
-
-/*
- * Returns true if the hiprio queue is full and the sender should stop
- * until a completion makes room.
- */
-static bool vfsync_send_msg(struct vfsync_vq *fsvq, struct vfsync_msg *msg,
-			    bool in_flight)
-{
-	struct scatterlist sg;
-	struct virtqueue *vq;
-	bool notify;
-	int ret;
-
-	spin_lock(&fsvq->lock);
-	if (!fsvq->connected) {
-		if (in_flight)
-			vfsync_dec_in_flight(fsvq);
-		kfree(msg);
-		spin_unlock(&fsvq->lock);
-		return false;
-	}
-
-	sg_init_one(&sg, msg->data, msg->len);
-	vq = fsvq->vq;
-	ret = virtqueue_add_outbuf(vq, &sg, 1, msg, GFP_ATOMIC);
-	if (ret < 0) {
-		if (ret == -ENOSPC) {
-			vfsync_count(fsvq, full);
-			list_add_tail(&msg->list, &fsvq->queued_reqs);
-			if (!in_flight)
-				vfsync_inc_in_flight(fsvq);
-			spin_unlock(&fsvq->lock);
-			return true;
-		}
-		/* A lost FORGET only leaks a host inode reference */
-		pr_debug("dropping a hiprio message: %d\n", ret);
-		kfree(msg);
-		if (in_flight)
-			vfsync_dec_in_flight(fsvq);
-		spin_unlock(&fsvq->lock);
-		return false;
-	}
-
-	if (!in_flight)
-		vfsync_inc_in_flight(fsvq);
-	vfsync_count(fsvq, submitted);
-	notify = virtqueue_kick_prepare(vq);
-	spin_unlock(&fsvq->lock);
-
-	if (notify)
-		vfsync_notify(fsvq);
-	return false;
-}
-
-static void vfsync_hiprio_dispatch_work(struct work_struct *work)
-{
-	struct vfsync_vq *fsvq = container_of(work, struct vfsync_vq,
-					      dispatch_work);
-	struct vfsync_msg *msg;
-
-	for (;;) {
-		spin_lock(&fsvq->lock);
-		msg = list_first_entry_or_null(&fsvq->queued_reqs,
-					       struct vfsync_msg, list);
-		if (!msg) {
-			spin_unlock(&fsvq->lock);
-			return;
-		}
-		list_del(&msg->list);
-		spin_unlock(&fsvq->lock);
-
-		if (vfsync_send_msg(fsvq, msg, true))
-			return;
-	}
-}
-
-void vfsync_send_hiprio(struct vfsync_dev *fs, const void *data, size_t len)
-{
-	struct vfsync_msg *msg;
-
-	/* Device-visible memory must not be on the stack (UML, SWIOTLB) */
-	msg = kmalloc(struct_size(msg, data, len), GFP_NOFS | __GFP_NOFAIL);
-	msg->len = len;
-	memcpy(msg->data, data, len);
-	vfsync_send_msg(&fs->vqs[VFSYNC_VQ_HIPRIO], msg, false);
 }
 
 /* DAX window: the device's shared memory region that file pages map into */
@@ -1151,98 +357,6 @@ static int vfsync_setup_dax(struct virtio_device *vdev, struct vfsync_dev *fs)
 					fs->dax_dev);
 }
 
-/*
- * The kick floor, a test-only measurement (debugfs <tag>/floor): kicks of
- * the current CPU's sync queue with no buffer added, made exactly as the
- * sync path makes its kick, timed with ktime. The device finds nothing on
- * the ring and acknowledges; the round trip is the transport's floor, which
- * a sync request's own time can be compared with. Its file and the
- * summary of a run are in vfsync_stats.c.
- *
- * One empty kick, as vfsync_submit_sync() kicks: CPU pinned, the queue
- * lock tried (never waited for), callback off, then the reap of whatever
- * the device finished meanwhile. Returns the round trip in ns, -EBUSY if
- * the lock was taken, -ENODEV if the queue is broken or the device failed.
- */
-static s64 vfsync_floor_kick(struct vfsync_dev *fs)
-{
-	struct vfsync_vq *fsvq;
-	LIST_HEAD(done);
-	ktime_t t0;
-	s64 ret;
-
-	compat_sync_pin_cpu();
-	fsvq = &fs->vqs[fs->sync_map[smp_processor_id()]];
-	if (!vfsync_sync_trylock(fsvq)) {
-		compat_sync_unpin_cpu();
-		return -EBUSY;
-	}
-	/* Under the lock: fail_work sets ->failed before it stops the queue */
-	if (READ_ONCE(fs->failed) || virtqueue_is_broken(fsvq->vq)) {
-		ret = -ENODEV;
-		goto out_unlock;
-	}
-	virtqueue_disable_cb(fsvq->vq);
-	t0 = ktime_get();
-	vfsync_notify(fsvq);
-	ret = ktime_to_ns(ktime_sub(ktime_get(), t0));
-	vfsync_sync_reap_locked(fsvq, &done, NULL);
-	if (virtqueue_is_broken(fsvq->vq))
-		ret = -ENODEV;
-out_unlock:
-	vfsync_unlock(fsvq);
-	compat_sync_unpin_cpu();
-	vfsync_end_bufs(&done, NULL, true);
-	return ret;
-}
-
-/*
- * @n empty kicks, one at a time with a reschedule point between them; the
- * figures go to fs->floor. A busy queue (another CPU in its kick) skips
- * that kick and counts it. -EOPNOTSUPP without sync queues, -ENODEV once a
- * queue is broken, -EINTR on a fatal signal; the kicks made until then are
- * in fs->floor all the same.
- */
-int vfsync_floor_run(struct vfsync_dev *fs, unsigned int n)
-{
-	unsigned int i, done = 0, busy = 0;
-	int ret = 0;
-	u64 *ns;
-	s64 t;
-
-	if (!fs->num_sync_queues)
-		return -EOPNOTSUPP;
-	if (!n || n > VFSYNC_FLOOR_MAX)
-		return -EINVAL;
-	ns = kvmalloc_array(n, sizeof(*ns), GFP_KERNEL);
-	if (!ns)
-		return -ENOMEM;
-
-	mutex_lock(&fs->floor_lock);
-	for (i = 0; i < n; i++) {
-		cond_resched();
-		if (fatal_signal_pending(current)) {
-			ret = -EINTR;
-			break;
-		}
-		t = vfsync_floor_kick(fs);
-		if (t == -EBUSY) {
-			busy++;
-			continue;
-		}
-		if (t < 0) {
-			ret = t;
-			break;
-		}
-		ns[done++] = t;
-	}
-	vfsync_floor_summary(ns, done, busy, &fs->floor);
-	mutex_unlock(&fs->floor_lock);
-	kvfree(ns);
-	return ret;
-}
-EXPORT_SYMBOL_IF_KUNIT(vfsync_floor_run);
-
 /* Probe and remove */
 
 static int vfsync_read_tag(struct virtio_device *vdev, struct vfsync_dev *fs)
@@ -1269,41 +383,6 @@ static int vfsync_read_tag(struct virtio_device *vdev, struct vfsync_dev *fs)
 	}
 	return 0;
 }
-
-void vfsync_init_vq(struct vfsync_dev *fs, struct vfsync_vq *fsvq,
-		    enum vfsync_vq_kind kind, const char *name)
-{
-	fsvq->fs = fs;
-	fsvq->kind = kind;
-	strscpy(fsvq->name, name, sizeof(fsvq->name));
-	spin_lock_init(&fsvq->lock);
-	INIT_LIST_HEAD(&fsvq->queued_reqs);
-	init_waitqueue_head(&fsvq->in_flight_wq);
-
-	switch (kind) {
-	case VFSYNC_KIND_HIPRIO:
-		INIT_WORK(&fsvq->done_work, vfsync_hiprio_done_work);
-		INIT_WORK(&fsvq->dispatch_work, vfsync_hiprio_dispatch_work);
-		break;
-	case VFSYNC_KIND_REQUEST:
-		INIT_WORK(&fsvq->done_work, vfsync_requests_done_work);
-		INIT_WORK(&fsvq->dispatch_work, vfsync_request_dispatch_work);
-		break;
-	case VFSYNC_KIND_SYNC:
-		INIT_WORK(&fsvq->done_work, vfsync_sync_done_work);
-		INIT_WORK(&fsvq->dispatch_work, vfsync_request_dispatch_work);
-		break;
-	}
-}
-EXPORT_SYMBOL_IF_KUNIT(vfsync_init_vq);
-
-void vfsync_init_dev(struct vfsync_dev *fs)
-{
-	INIT_LIST_HEAD(&fs->list);
-	INIT_WORK(&fs->fail_work, vfsync_fail_work);
-	mutex_init(&fs->floor_lock);
-}
-EXPORT_SYMBOL_IF_KUNIT(vfsync_init_dev);
 
 static bool vfsync_sync_negotiated(struct virtio_device *vdev)
 {
@@ -1603,67 +682,6 @@ out_unlock:
 	return ret;
 }
 
-/*
- * Removal and a failed probe, once the device is reset and every queue is
- * drained: no work of a queue may run or be queued after this, because the
- * caller deletes the virtqueues next (and the last reference frees the
- * queues). Whoever queues a queue's work outside a work of its own (the
- * callback, vfsync_unlock()) reads ->gone and queues inside one RCU
- * read-side section: after the grace period each of them either saw
- * ->gone or has queued its work, which is then cancelled here. A work that
- * runs queues no other work of its queue once ->gone is set.
- */
-static void vfsync_kill_queues(struct vfsync_dev *fs)
-{
-	unsigned int i;
-
-	for (i = 0; i < fs->nvqs; i++) {
-		spin_lock(&fs->vqs[i].lock);
-		WRITE_ONCE(fs->vqs[i].gone, true);
-		spin_unlock(&fs->vqs[i].lock);
-	}
-	synchronize_rcu();
-	for (i = 0; i < fs->nvqs; i++) {
-		cancel_work_sync(&fs->vqs[i].done_work);
-		cancel_work_sync(&fs->vqs[i].dispatch_work);
-	}
-	/* A done_work of the grace period may have queued it again */
-	cancel_work_sync(&fs->fail_work);
-}
-
-/*
- * Removal, once the instance is unlisted: end everything the device holds
- * and leave its queues idle; the caller deletes the virtqueues next.
- */
-VISIBLE_IF_KUNIT void vfsync_remove_queues(struct vfsync_dev *fs)
-{
-	long left = VFSYNC_REMOVE_GRACE;
-	unsigned int i;
-
-	vfsync_stop_all_queues(fs);
-	/* fail_work does not take vfsync_mutex */
-	cancel_work_sync(&fs->fail_work);
-	/*
-	 * A device that is still there may finish what it holds; one that is
-	 * gone (its queues are broken), failed, or takes too long is reset,
-	 * and its buffers are taken back.
-	 */
-	for (i = 0; i < fs->nvqs && left > 0 && !READ_ONCE(fs->failed); i++) {
-		struct vfsync_vq *fsvq = &fs->vqs[i];
-
-		if (virtqueue_is_broken(fsvq->vq))
-			break;
-		left = wait_event_timeout(fsvq->in_flight_wq,
-					  vfsync_idle(fsvq), left);
-	}
-	virtio_reset_device(fs->vdev);
-	for (i = 0; i < fs->nvqs; i++)
-		vfsync_reclaim_queue(&fs->vqs[i], -ENOTCONN);
-	vfsync_drain_all_queues(fs);
-	vfsync_kill_queues(fs);
-}
-EXPORT_SYMBOL_IF_KUNIT(vfsync_remove_queues);
-
 static int vfsync_probe(struct virtio_device *vdev)
 {
 	bool sync = vfsync_sync_negotiated(vdev), tried_sync;
@@ -1813,7 +831,7 @@ int vfsync_virtio_init(void)
 		return -ENOMEM;
 	vfsync_kset = kset_create_and_add(KBUILD_MODNAME, NULL, fs_kobj);
 	if (!vfsync_kset) {
-		destroy_workqueue(vfsync_wq);
+		vfsync_wq_exit();
 		return -ENOMEM;
 	}
 	vfsync_debugfs_init();
@@ -1822,7 +840,7 @@ int vfsync_virtio_init(void)
 	if (ret < 0) {
 		vfsync_debugfs_exit();
 		kset_unregister(vfsync_kset);
-		destroy_workqueue(vfsync_wq);
+		vfsync_wq_exit();
 	}
 	return ret;
 }
@@ -1833,7 +851,7 @@ void vfsync_virtio_exit(void)
 	unregister_virtio_driver(&vfsync_driver);
 	vfsync_debugfs_exit();
 	kset_unregister(vfsync_kset);
-	destroy_workqueue(vfsync_wq);
+	vfsync_wq_exit();
 }
 
 MODULE_DEVICE_TABLE(virtio, vfsync_id_table);

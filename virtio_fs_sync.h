@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The virtio side of virtio_fs_sync (virtio_fs_sync.c): its data and the
+ * The virtio side of virtio_fs_sync (virtio_fs_sync.c, vfsync_queue.c,
+ * vfsync_stats.c): its data, what its files share, and the
  * API the FUSE side (fuse_glue.c) calls. The dependency points one way:
  * the FUSE side calls down into the functions below; the virtio side
  * knows a request only as a struct vfsync_buf and calls back up only
@@ -270,6 +271,23 @@ void vfsync_queue_work(struct work_struct *work);
 void vfsync_send_hiprio(struct vfsync_dev *fs, const void *msg, size_t len);
 
 /*
+ * vfsync_queue.c, the queue engine, for the device (virtio_fs_sync.c) and
+ * KUnit: the driver's workqueue (made at init, or by KUnit's engine suite;
+ * destroyed at exit), the virtqueues' callback, stopping every queue and
+ * waiting until each is idle (drain; connect and disconnect), and
+ * removal: the queues
+ * marked gone and their works cancelled (kill; on a failed probe too), or
+ * everything the device holds ended first (remove).
+ */
+int vfsync_wq_init(void);
+void vfsync_wq_exit(void);
+void vfsync_vq_done(struct virtqueue *vq);
+void vfsync_stop_all_queues(struct vfsync_dev *fs);
+void vfsync_drain_all_queues(struct vfsync_dev *fs);
+void vfsync_kill_queues(struct vfsync_dev *fs);
+void vfsync_remove_queues(struct vfsync_dev *fs);
+
+/*
  * vfsync_stats.c: sysfs attributes (the ktype's default groups) and the
  * debugfs files; the root directory is made at init, before any probe.
  */
@@ -301,10 +319,7 @@ void vfsync_floor_summary(u64 *ns, unsigned int n, unsigned int busy,
 			  struct vfsync_floor *out);
 int vfsync_floor_run(struct vfsync_dev *fs, unsigned int n);
 #if IS_ENABLED(CONFIG_KUNIT)
-void vfsync_vq_done(struct virtqueue *vq);
-void vfsync_remove_queues(struct vfsync_dev *fs);
 size_t vfsync_cfg_room(u32 offset, u32 cap_len, u64 bar_len);
-int vfsync_wq_init(void);
 #endif
 
 #endif /* _VIRTIO_FS_SYNC_H */
