@@ -3,5 +3,5 @@
 #
 # bench/ab-uml.sh: ab-in-guest.sh run in a User-Mode Linux guest and checked
 # (the `make check` test uml:ab-in-guest). The program is
-# tests/harness/abuml.py; `bench/ab-uml.sh --help` says what it checks.
-PYTHONPATH=$(dirname "$0")/../tests${PYTHONPATH:+:$PYTHONPATH} exec python3 -m harness.abuml "$@"
+# bench/benchlib/abuml.py; `bench/ab-uml.sh --help` says what it checks.
+PYTHONPATH=$(dirname "$0")${PYTHONPATH:+:$PYTHONPATH} exec python3 -m benchlib.abuml "$@"

@@ -104,9 +104,12 @@ t device:unit make -C "$repo/vhost-user-fs" check
 # every input that once crashed the fuzzer, then a short bounded run
 t device:fuzz make -C "$repo/vhost-user-fs" fuzz-regress fuzz FUZZ_TIME=30
 
-# --- host-side tests of the harness (tests/harness: tests/vm/run's parts) ------
+# --- host-side tests of the harnesses (tests/harness: tests/vm/run's parts) ----
 t harness:unit env PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -v -s "$repo/tests/harness" \
 	-t "$repo/tests" -p 'test_*.py'
+# ... and of the bench's (bench/benchlib: the report, statistics, run list)
+t bench:unit env PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -v -s "$repo/bench/benchlib" \
+	-t "$repo/bench" -p 'test_*.py'
 
 # --- DKMS, in a scratch tree, against each Debian header set -------------------
 t dkms:6.12 dkms_check 6.12

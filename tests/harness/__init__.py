@@ -9,5 +9,5 @@ cpus        CPU lists ("0-2,5") and what /proc says a process may run on
 initramfs   the QEMU guests' initramfs (the modules of a Debian kernel)
 test_vm     unit tests of the above (make check: harness:unit)
 
-make bench's host side lives here too: see bench/README.md.
+make bench's host side is bench/benchlib/.
 """

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Tests of the paired boot (harness/paired.py, collect.paired, the report's
+"""Tests of the paired boot (benchlib/paired.py, collect.paired, the report's
 section and goals, bench.py's settings and command) on made-up rounds: no
-guest is booted. python3 -m unittest discover -s tests/harness -t tests"""
+guest is booted. python3 -m unittest discover -s bench/benchlib -t bench"""
 import collections
 import json
 import os
@@ -9,8 +9,8 @@ import subprocess
 import tempfile
 import unittest
 
-from harness import bench, collect, paired, report
-from harness.test_report import line, rendered
+from benchlib import bench, collect, paired, report
+from benchlib.test_report import line, rendered
 
 
 def rnd(cfg, r, unlink_us, make_s):
@@ -143,7 +143,7 @@ class TimerLost(unittest.TestCase):
         self.assertEqual(collect.timer_lost("nothing"), 0)
 
     def test_report_names_the_boots(self):
-        from harness.test_report import data
+        from benchlib.test_report import data
         d = data()
         d["runs"][0]["timer_lost"] = 3
         d["paired"] = dict(rounds(), timer_lost=1)
@@ -154,7 +154,7 @@ class TimerLost(unittest.TestCase):
 
 class Report(unittest.TestCase):
     def data(self):
-        from harness.test_report import data
+        from benchlib.test_report import data
         d = data()
         d["paired"] = rounds()
         return d
@@ -187,7 +187,7 @@ class Report(unittest.TestCase):
         self.assertNotIn("UML workload sizes", md)
 
     def test_no_paired_no_section(self):
-        from harness.test_report import data
+        from benchlib.test_report import data
         md = rendered(data())
         self.assertNotIn("## Paired rounds", md)
 
@@ -228,7 +228,7 @@ if __name__ == "__main__":
 
 class Interval(unittest.TestCase):
     def test_bootstrap_interval(self):
-        from harness.stats import bootstrap_ci
+        from benchlib.stats import bootstrap_ci
         self.assertIsNone(bootstrap_ci([1.0]))
         self.assertEqual(bootstrap_ci([2.0, 2.0, 2.0]), (2.0, 2.0))
         lo, hi = bootstrap_ci([0.5, 0.6, 0.7, 0.8, 0.9] * 6)

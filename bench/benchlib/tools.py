@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from harness.sizes import REPO
+from benchlib.sizes import REPO
 
 CACHE = os.environ.get("VFS_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "virtio-fs-sync")
 VM_RUN = os.path.join(REPO, "tests", "vm", "run")

@@ -26,10 +26,10 @@ import json
 import os
 import sys
 
-from harness import configs, counters, interleave, metrics, paired, sizes
-from harness.charts import slug, svg_bars
-from harness.collect import collect, read, slim_fio
-from harness.stats import beyond_spread, cell, fmt, ratio_cell, stats3
+from benchlib import configs, counters, interleave, metrics, paired, sizes
+from benchlib.charts import slug, svg_bars
+from benchlib.collect import collect, read, slim_fio
+from benchlib.stats import beyond_spread, cell, fmt, ratio_cell, stats3
 
 SIZES_TEXT = """Sizes (`bench/guest-bench.sh`): `full` is the benchmark plan's size (fio {full_fio} file,
 {full_fio_s} s; {full_unlink} files for unlink; {full_sf} small files; {full_seq} sequential; stat loop
@@ -1076,7 +1076,7 @@ class Report:
     # ---------------------------------------------------------- paired
 
     def paired_section(self):
-        """The paired boot's rounds (harness/paired.py): per row, each pair's
+        """The paired boot's rounds (benchlib/paired.py): per row, each pair's
         median per-round ratio, its min–max, the rounds a was better in, and
         whether it lies beyond the A/A control's range."""
         pd = self.data.get("paired")
@@ -1127,7 +1127,7 @@ class Report:
     # ---------------------------------------------------------- interleave
 
     def interleave_section(self):
-        """The interleaved pairs (harness/interleave.py): per row and pair,
+        """The interleaved pairs (benchlib/interleave.py): per row and pair,
         the median of the blocks' ratios B/A, its 95 % interval, the blocks
         B was better in, the claim, and the sides' guest CPU seconds."""
         il = self.data.get("interleave")

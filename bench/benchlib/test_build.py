@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Host-side tests of the build workload (no guest is booted): the
 generator bench/gen-build.py, bench/sizes' build columns, the report's
-build rows and title. python3 -m unittest discover -s tests/harness -t tests"""
+build rows and title. python3 -m unittest discover -s bench/benchlib -t bench"""
 import importlib.util
 import io
 import os
@@ -11,7 +11,7 @@ import tarfile
 import tempfile
 import unittest
 
-from harness import metrics, report, sizes
+from benchlib import metrics, report, sizes
 
 GEN = os.path.join(sizes.REPO, "bench", "gen-build.py")
 

@@ -3,8 +3,8 @@
 import html
 import re
 
-from harness import configs
-from harness.stats import fmt
+from benchlib import configs
+from benchlib.stats import fmt
 
 
 def svg_bars(title, unit, better, rows):

@@ -12,7 +12,7 @@ import json
 import os
 import re
 
-from harness import counters
+from benchlib import counters
 
 FORMAT = "virtio-fs-sync-bench/1"
 FIO_KEEP = ("io_bytes", "io_kbytes", "bw", "iops", "runtime", "total_ios")
@@ -144,7 +144,7 @@ def breakdown(raw):
 
 def paired(raw):
     """RAW/paired-status and the rounds of RAW/paired/ab/ (bench.py's paired
-    step, harness/paired.py), or None when the run had no such step."""
+    step, benchlib/paired.py), or None when the run had no such step."""
     status = read(os.path.join(raw, "paired-status"))
     if status is None:
         return None
@@ -210,7 +210,7 @@ def hostcost(raw):
 
 def interleave(raw):
     """RAW/interleave-status and each pair's boot under RAW/interleave/
-    (bench.py's interleave step, harness/interleave.py), or None when the
+    (bench.py's interleave step, benchlib/interleave.py), or None when the
     run had no such step."""
     status = read(os.path.join(raw, "interleave-status"))
     if status is None:

@@ -2,11 +2,11 @@
 """make bench: the A/B benchmark report (entry point bench/bench.sh).
 
 Boots guests with tests/vm/run, one boot per configuration and repeat
-(configurations: harness/configs.py), runs bench/guest-bench.sh on the
+(configurations: benchlib/configs.py), runs bench/guest-bench.sh on the
 share in each, and writes
   bench/results/<date>-<host>.json   every run's lines, counters, environment
   bench/results/<date>-<host>.md     the report (tables, ratios, summary)
-  bench/results/<date>-<host>/*.svg  its bar charts (harness/report.py)
+  bench/results/<date>-<host>/*.svg  its bar charts (benchlib/report.py)
 Raw run directories (console, dmesg, ...) stay in build/bench/runs/.
 Settings are BENCH_* environment variables (`bench/bench.sh --help` lists
 them); re-render an existing run with
@@ -26,9 +26,9 @@ import tempfile
 import threading
 import time
 
-from harness import configs, counters, interleave, report, sizes
-from harness.collect import collect
-from harness.tools import (BENCH, BUILD, CACHE, REPO, Fail, build_uml, git_describe,
+from benchlib import configs, counters, interleave, report, sizes
+from benchlib.collect import collect
+from benchlib.tools import (BENCH, BUILD, CACHE, REPO, Fail, build_uml, git_describe,
                            hostcost, install_deps, logger, merge_dev_opts, output, tail,
                            uml_build_key, vfsbench, vm_run)
 
@@ -110,7 +110,7 @@ SETTINGS = (
      "pair (bench/interleave.sh: one UML boot per pair, two shares, short blocks in ABBA "
      "order; 0 skips)"),
     ("interleave_pairs", "BENCH_INTERLEAVE_PAIRS", " ".join(p[0] for p in interleave.PAIRS),
-     True, "the interleaved pairs (harness/interleave.py; aa is the A/A control)"),
+     True, "the interleaved pairs (benchlib/interleave.py; aa is the A/A control)"),
     ("interleave_workloads", "BENCH_INTERLEAVE_WORKLOADS", "floor,fio,unlink,smallfile", True,
      "their blocks' workloads (the block size of bench/sizes)"),
     ("interleave_layout", "BENCH_INTERLEAVE_LAYOUT", "colocated", True, "their placement: "
@@ -197,7 +197,7 @@ def usage():
     lines.append("  %-22s both BENCH_PIN_DEVICE and BENCH_PIN_GUEST (they win where given)"
                  % "BENCH_PIN")
     for group, title in (("uml", "UML 6.12"), ("smp", "SMP UML 7.3"), ("qemu", "QEMU/TCG")):
-        lines += ["", "Configurations, %s (harness/configs.py):" % title]
+        lines += ["", "Configurations, %s (benchlib/configs.py):" % title]
         lines += ["  %-22s %s" % (n, configs.get(n).meaning) for n in configs.names(group)]
     return "\n".join(lines) + "\n"
 
@@ -565,7 +565,7 @@ def paired_cmd(s, ctx, out):
 
 
 def run_paired(s, ctx):
-    """The paired boot (harness/paired.py) after the others: RAW/paired/
+    """The paired boot (benchlib/paired.py) after the others: RAW/paired/
     (bench/ab-uml.sh --results) and RAW/paired-status (KEY=VALUE); a
     failure is recorded, never fatal."""
     st = {"rounds": s.paired_rounds, "order": PAIRED_ORDER, "configs": s.paired_configs, "size": s.paired_size,
@@ -668,7 +668,7 @@ class HostStat:
 
 
 def run_interleave(s, ctx):
-    """One UML boot per interleaved pair (harness/interleave.py):
+    """One UML boot per interleaved pair (benchlib/interleave.py):
     RAW/interleave/<pair>/ (tests/vm/run --results) and
     RAW/interleave-status; a failed pair is recorded, never fatal."""
     st = {"blocks": s.interleave_blocks, "pairs": s.interleave_pairs,

@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
-"""harness/interleave.py and its report section: the ABBA blocks of
+"""benchlib/interleave.py and its report section: the ABBA blocks of
 bench/interleave.sh."""
 import unittest
 
-from harness import bench, interleave
-from harness.test_report import data, line, rendered
+from benchlib import bench, interleave
+from benchlib.test_report import data, line, rendered
 
 
 def side(k, sd, pos, att, unlink_us, fio_mib):

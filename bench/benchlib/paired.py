@@ -23,13 +23,13 @@ on that row holds 1.00 (the method resolves that row); otherwise it is "no
 claim". With few rounds the interval is wide: four rounds give at most the
 range of their ratios.
 
-harness/collect.py's paired() reads RAW/paired-status and RAW/paired/
+benchlib/collect.py's paired() reads RAW/paired-status and RAW/paired/
 (bench.py's paired step) into the JSON's "paired"; analyse() works on
 that."""
 import statistics
 
-from harness import metrics
-from harness.stats import bootstrap_ci
+from benchlib import metrics
+from benchlib.stats import bootstrap_ci
 
 CONTROL = ("intree-again", "intree")
 PAIRS = (("ours-sync", "intree"), ("ours-async", "intree"), ("ours-sync", "ours-async"), CONTROL)

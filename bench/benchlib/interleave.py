@@ -12,15 +12,15 @@ run again inside the guest (bench/interleave.sh --steal-max, --reruns):
 only its last attempt counts, and the report says how many blocks were run
 again and how many stood over the limit after their last rerun.
 
-harness/collect.py's interleave() reads RAW/interleave/<pair>/ (bench.py's
+benchlib/collect.py's interleave() reads RAW/interleave/<pair>/ (bench.py's
 interleave step) into the JSON's "interleave"; analyse() works on one
 pair of that."""
 import re
 import statistics
 
-from harness import metrics
-from harness.paired import claim
-from harness.stats import bootstrap_ci
+from benchlib import metrics
+from benchlib.paired import claim
+from benchlib.stats import bootstrap_ci
 
 # (name, B, A, what differs): A is the baseline, ratios are B over A.
 PAIRS = (

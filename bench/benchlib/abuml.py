@@ -25,7 +25,7 @@ stops it 2 s after the guest ends). Then it checks, from ab-in-guest.sh's
 files and the run's device counters:
   - ab-in-guest.sh and the guest ended well (no kernel splat either);
   - every configuration and repeat has result lines, every phase rc 0;
-  - each one ran on its driver (harness/configs.py: tmpfs, virtiofs, or
+  - each one ran on its driver (benchlib/configs.py: tmpfs, virtiofs, or
     virtio_fs_sync with sync queues in use where the sync path runs, its
     sysfs "sync");
   - the driver's counters: requests were submitted in the virtio_fs_sync
@@ -48,9 +48,9 @@ import shutil
 import subprocess
 import sys
 
-from harness import configs, counters
-from harness.collect import read
-from harness.tools import (BENCH, CACHE, REPO, Fail, build_uml, git_describe, logger,
+from benchlib import configs, counters
+from benchlib.collect import read
+from benchlib.tools import (BENCH, CACHE, REPO, Fail, build_uml, git_describe, logger,
                            merge_dev_opts, vfsbench, vm_run)
 
 log = logger("ab-uml", sys.stdout)

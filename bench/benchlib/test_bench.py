@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """Host-side tests of make bench's share directory and per-boot host state
-(no guest is booted): python3 -m unittest discover -s tests/harness -t tests"""
+(no guest is booted): python3 -m unittest discover -s bench/benchlib -t bench"""
 import os
 import tempfile
 import unittest
 
-from harness import bench
+from benchlib import bench
 
 MEMINFO = "MemTotal:       24683652 kB\nDirty:              8272 kB\nWriteback:           128 kB\n"
 # cpu user nice system idle iowait irq softirq steal guest guest_nice

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Tests of the bench report's kick floor, breakdown, goal figures and
-headline (harness/report.py) on made-up JSON: no guest is booted.
-python3 -m unittest discover -s tests/harness -t tests"""
+headline (benchlib/report.py) on made-up JSON: no guest is booted.
+python3 -m unittest discover -s bench/benchlib -t bench"""
 import json
 import os
 import subprocess
@@ -9,7 +9,7 @@ import sys
 import tempfile
 import unittest
 
-from harness import bench, collect, report
+from benchlib import bench, collect, report
 
 REPORT_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
                          "report.py")

@@ -1,0 +1,8 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make bench's host side (Python 3 standard library): the run
+(bench.py, configs.py, tools.py, sizes.py), what a boot recorded
+(collect.py, counters.py, metrics.py), the statistics (stats.py,
+paired.py, interleave.py), the report (report.py, charts.py) and
+make check's uml:ab-in-guest (abuml.py). Unit tests: test_*.py
+(make check: bench:unit). See bench/README.md.
+"""
