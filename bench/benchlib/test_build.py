@@ -11,7 +11,7 @@ import tarfile
 import tempfile
 import unittest
 
-from benchlib import metrics, report, sizes
+from benchlib import metrics, report_common, sizes
 
 GEN = os.path.join(sizes.REPO, "bench", "gen-build.py")
 
@@ -78,11 +78,11 @@ class Rows(unittest.TestCase):
 
     def test_title(self):
         _, title, _ = next(w for w in metrics.workloads() if w[0] == "build")
-        t = report.build_title({"build": "gen", "make_dir": "gen", "tarball": "g.tar.gz"}, title)
+        t = report_common.build_title({"build": "gen", "make_dir": "gen", "tarball": "g.tar.gz"}, title)
         self.assertIn("bench/gen-build.py; g.tar.gz", t)
         self.assertIn("-C gen", t)
         self.assertIn("make again", t)
-        t = report.build_title({"make_dir": "tools/objtool"}, title, noop=False)
+        t = report_common.build_title({"make_dir": "tools/objtool"}, title, noop=False)
         self.assertIn("objtool and libsubcmd", t)
         self.assertNotIn("make again", t)
 

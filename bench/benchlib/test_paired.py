@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 import unittest
 
-from benchlib import bench, collect, paired, report
+from benchlib import bench, collect, paired, report, report_common
 from benchlib.test_report import line, rendered
 
 
@@ -70,7 +70,7 @@ class Analyse(unittest.TestCase):
 
     def test_every_row(self):
         an = paired.analyse(rounds())
-        w = paired.every_row(an, "ours-async", "intree", report.GOAL_SKIP_ROWS)
+        w = paired.every_row(an, "ours-async", "intree", report_common.GOAL_SKIP_ROWS)
         self.assertEqual(w[1:3], ("build", "make elapsed, s"))
         self.assertAlmostEqual(w[0], 1 / 1.04, places=6)
         self.assertEqual(w[4], 1)  # 0.96 < 0.97: one row below

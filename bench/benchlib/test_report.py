@@ -9,7 +9,7 @@ import sys
 import tempfile
 import unittest
 
-from benchlib import bench, collect, report
+from benchlib import bench, collect, report, report_common
 
 REPORT_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
                          "report.py")
@@ -268,7 +268,7 @@ class Breakdown(unittest.TestCase):
 
 class BuildMix(unittest.TestCase):
     def test_requests_in_the_window_and_summary(self):
-        bd = report.breakdown_module()
+        bd = report_common.breakdown_module()
         with tempfile.TemporaryDirectory() as case:
             for name in ("go.1", "done.1"):
                 with open(os.path.join(case, name), "w") as f:
