@@ -5,7 +5,7 @@ and whether the sync path runs in it (inline completions).
 
 A group is where the configuration boots: "uml" (UML 6.12, one vCPU),
 "smp" (SMP UML 7.3, --kernel 7.3 --cpus N) and "qemu" (QEMU/TCG, 6.12 cloud
-kernel, 2 vCPUs). bench.py turns a configuration into tests/vm/run options,
+kernel, 2 vCPUs: the host's QEMU, q-*, and the project's, qs-*). bench.py turns a configuration into tests/vm/run options,
 report.py groups, colours and checks runs by it, abuml.py checks each
 configuration ran on its driver.
 """
@@ -81,6 +81,26 @@ _QEMU = (
 )
 
 
+def _qemu_sync():
+    """The project's QEMU (--qemu patched, scripts/build-qemu.sh) on each
+    machine: in-tree, ours-async and ours-sync on the same build, so a ratio
+    among them changes the driver or sync= alone (the sync configuration's
+    device gets its sync queues: num-sync-queues). "-microvm": virtio-mmio."""
+    out = []
+    for machine, sfx, where in (("pc", "", "virtio-pci"), ("microvm", "-microvm", "virtio-mmio")):
+        on = ("--qemu", "patched", "--machine", machine)
+        out += [
+            ("qs-intree" + sfx, "in-tree virtiofs on the reference device, the project's QEMU, "
+             + where, ("--driver", "intree") + on, "virtiofs", False, "#1f77b4"),
+            ("qs-ours-async" + sfx, "virtio_fs_sync with sync=0, the project's QEMU, " + where,
+             ("--driver", "ours", "--sync", "off") + on, "virtio_fs_sync", False, "#ff7f0e"),
+            ("qs-ours-sync" + sfx, "virtio_fs_sync with a sync queue per vCPU, the project's "
+             "QEMU (a sync queue's notify handled in its vCPU's thread), " + where,
+             ("--driver", "ours", "--sync", "on") + on, "virtio_fs_sync", True, "#2ca02c"),
+        ]
+    return tuple(out)
+
+
 # The drivers that get every placement (the placement matrix): NAME-colocated
 # and NAME-floating beside NAME, the split layout.
 MATRIX = ("intree", "ours-async", "ours-sync")
@@ -115,6 +135,8 @@ def _all():
                           args, drv, sync, DEFAULT_COLOR, *layout))
     for name, meaning, args, drv, color in _QEMU:
         out.append(Config(name, "qemu", meaning, args, drv, False, color))
+    for name, meaning, args, drv, sync, color in _qemu_sync():
+        out.append(Config(name, "qemu", meaning, args, drv, sync, color))
     return collections.OrderedDict((c.name, c) for c in out)
 
 
@@ -130,7 +152,8 @@ DEFAULTS = {
     "uml": "tmpfs intree ours-async ours-sync ours-sync-faithful intree-colocated "
            "ours-async-colocated ours-sync-colocated intree-floating ours-async-floating "
            "ours-sync-floating",
-    "qemu": "q-intree q-ours q-intree-virtiofsd",
+    "qemu": "q-intree q-ours q-intree-virtiofsd qs-intree qs-ours-async qs-ours-sync "
+            "qs-intree-microvm qs-ours-async-microvm qs-ours-sync-microvm",
     "smp": "smp-intree smp-ours-sync smp-ours-sync-faithful",
     "in-guest": "tmpfs intree ours-async ours-sync",
     "paired": "intree intree-again ours-async ours-sync",
@@ -144,7 +167,12 @@ RATIOS = {
             ("ours-async-colocated", "intree-colocated"),
             ("ours-sync-floating", "intree-floating"),
             ("ours-async-floating", "intree-floating")),
-    "qemu": (("q-ours", "q-intree"), ("q-intree", "q-intree-virtiofsd")),
+    "qemu": (("q-ours", "q-intree"), ("q-intree", "q-intree-virtiofsd"),
+             ("qs-ours-sync", "qs-intree"), ("qs-ours-sync", "qs-ours-async"),
+             ("qs-ours-async", "qs-intree"),
+             ("qs-ours-sync-microvm", "qs-intree-microvm"),
+             ("qs-ours-sync-microvm", "qs-ours-async-microvm"),
+             ("qs-ours-async-microvm", "qs-intree-microvm")),
     "smp": (("smp-ours-sync", "smp-intree"), ("smp-ours-sync", "smp-ours-sync-inband"),
             ("smp-ours-sync-faithful", "smp-intree")),
 }

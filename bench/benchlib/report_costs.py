@@ -34,7 +34,7 @@ class CostSections:
               + "; ".join(check) + ".")
         else:
             first, *rest = configs.sync_names() + [
-                c for c in self.groups["uml"] + self.groups["smp"]
+                c for c in self.groups["uml"] + self.groups["smp"] + self.groups["qemu"]
                 if c in configs.CONFIGS and configs.CONFIGS[c].sync and c not in configs.sync_names()]
             p("Check passed: inline completions and sync-queue requests appear only in `%s`"
               " (and %s)." % (first, ", ".join("`%s`" % n for n in rest)))

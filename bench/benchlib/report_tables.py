@@ -215,11 +215,17 @@ class TableSections:
         out = {}
         if not cfgs:
             return out
-        self.p("## QEMU/TCG, SMP 2, Debian 6.12 cloud kernel (fallback parity; device vs virtiofsd), "
-               "%s sizes" % self.sizes.get("qemu", "?"))
+        self.p("## QEMU/TCG, SMP 2, Debian 6.12 cloud kernel, %s sizes"
+               % self.sizes.get("qemu", "?"))
         self.p("")
-        self.p("QEMU passes only generic feature bits, so `VIRTIO_FS_F_SYNC` never reaches a "
-               "QEMU guest: `q-ours` is virtio_fs_sync on its interrupt-driven path.")
+        self.p("QEMU here emulates the CPU (TCG, one thread for both vCPUs): its figures are "
+               "far from a KVM guest's and only the ratios between configurations of this "
+               "table mean anything. The host's QEMU (`q-*`) passes only generic feature "
+               "bits, so `VIRTIO_FS_F_SYNC` never reaches its guests: `q-ours` is "
+               "virtio_fs_sync on its interrupt-driven path. The project's QEMU (`qs-*`, "
+               "`scripts/build-qemu.sh`: a sync queue's notify is handled in the vCPU's "
+               "thread, which waits for the device's answer) runs in-tree, `sync=0` and the "
+               "sync path on one build, on `pc` (virtio-pci) and `microvm` (virtio-mmio).")
         self.p("")
         ratios = configs.ratios("qemu", cfgs)
         for wid, title, rows in metrics.workloads():
