@@ -19,6 +19,17 @@ kunit() {
 	! echo "$out" | grep -E '^ *not ok [0-9]+ '
 }
 
+# verify_share DIR: the suite's stress data in the share DIR, verified on
+# the host.
+verify_share() {
+	if [ ! -f "$1/suite-stress/MANIFEST" ]; then
+		echo "no MANIFEST on the host"
+		return 1
+	fi
+	echo "# host-side verify-manifest"
+	"$repo/tests/suite/bin/verify-manifest" "$1/suite-stress"
+}
+
 # vm_suite MODE NAME RUNNER-ARGS...: the in-guest suite on a fresh share, the
 # stress data verified on the host, the path proven from the counters
 # (MODE sync|async|none).
@@ -28,13 +39,7 @@ vm_suite() {
 	share=$(mktemp -d "${TMPDIR:-/tmp}/vfs-check.XXXXXX")
 	"$repo/tests/vm/run" --share "$share" --results "$logs/$name.results" "$@" -- \
 		"$repo/tests/suite/run-suite.sh" /mnt/share || rc=1
-	if [ -f "$share/suite-stress/MANIFEST" ]; then
-		echo "# host-side verify-manifest"
-		"$repo/tests/suite/bin/verify-manifest" "$share/suite-stress" || rc=1
-	else
-		echo "no MANIFEST on the host"
-		rc=1
-	fi
+	verify_share "$share" || rc=1
 	if [ "$mode" != none ]; then
 		echo "# proof of path ($mode)"
 		"$repo/tests/vm/check-path" "$mode" "$logs/$name.results" || rc=1

@@ -6,6 +6,12 @@
 # variables ($repo, $logs, $VFS_CACHE and the like) and counter_sum
 # (tests/vm/counters.sh).
 
+# patched_qemu RESULTS: the boot ran the patched QEMU (scripts/build-qemu.sh's,
+# under the cache), not the host's.
+patched_qemu() {
+	grep -q 'qemu/.*/bin/qemu-system-x86_64' "$1/qemu" || { echo "FAIL: not the patched QEMU"; return 1; }
+}
+
 # qemu_sync NAME RUNNER-ARGS...: in one boot with as many sync queues as
 # vCPUs, the guest suite, then one pinned task per vCPU
 # (tests/vm/scenarios/per-cpu-sync: each CPU reaps inline on a sync queue
@@ -19,19 +25,12 @@ qemu_sync() {
 	"$repo/tests/vm/run" --substrate qemu --driver ours --sync on --share "$share" --results "$res" "$@" -- \
 		sh -c '"$1" /mnt/share && "$2"' sh "$repo/tests/suite/run-suite.sh" \
 		"$repo/tests/vm/scenarios/per-cpu-sync" || rc=1
-	if [ -f "$share/suite-stress/MANIFEST" ]; then
-		echo "# host-side verify-manifest"
-		"$repo/tests/suite/bin/verify-manifest" "$share/suite-stress" || rc=1
-	else
-		echo "no MANIFEST on the host"
-		rc=1
-	fi
+	verify_share "$share" || rc=1
 	rm -rf "$share"
 	echo "# proof of path (sync)"
-	grep -q 'qemu/.*/bin/qemu-system-x86_64' "$res/qemu" || { echo "FAIL: not the patched QEMU"; rc=1; }
+	patched_qemu "$res" || rc=1
 	"$repo/tests/vm/check-path" sync "$res" || rc=1
-	used=$(awk '/type=sync/ { for (i = 1; i <= NF; i++) if ($i ~ /^inline=/ && substr($i, 8) + 0 > 0) u++ }
-		END { print u + 0 }' "$res/dev-stats")
+	used=$(sync_queues_inline "$res")
 	echo "device: $used sync queues completed requests inline"
 	[ "$used" -gt 0 ] && [ "$used" = "$(grep -c 'type=sync' "$res/dev-stats")" ] ||
 		{ echo "FAIL: not every sync queue completed requests inline"; rc=1; }
@@ -48,7 +47,7 @@ qemu_sync_late() {
 	"$repo/tests/vm/run" --substrate qemu --kernel 6.12 --cpus 2 --driver ours --sync on \
 		--dev-opts --sync-delay-ms=500 --qemu-props sync-timeout-ms=200 --timeout 300 \
 		--results "$res" -- sh -c 'echo data >f && cat f && ls -l && rm f' || rc=1
-	grep -q 'qemu/.*/bin/qemu-system-x86_64' "$res/qemu" || { echo "FAIL: not the patched QEMU"; rc=1; }
+	patched_qemu "$res" || rc=1
 	grep 'no answer to a kick in 200 ms' "$res/qemu.log" ||
 		{ echo "FAIL: QEMU did not give up waiting"; rc=1; }
 	late=$(counter_sum "$res/driver-stats" '^share sync\.' deferred)
@@ -68,7 +67,7 @@ qemu_sync_faults() {
 	# shellcheck disable=SC2086 # a word list on purpose
 	faults qemu-sync-6.12:faults --substrate qemu --kernel 6.12 --cpus 2 --driver ours \
 		--sync on -- "$repo/tests/vm/scenarios/faults" $bad_replies || rc=1
-	grep -q 'qemu/.*/bin/qemu-system-x86_64' "$res/qemu" || { echo "FAIL: not the patched QEMU"; rc=1; }
+	patched_qemu "$res" || rc=1
 	bad=$(counter_sum "$res/driver-stats" '^share sync\.' bad_reply)
 	echo "driver: bad replies on sync queues: $bad"
 	[ "$bad" -gt 0 ] || { echo "FAIL: no bad reply met on a sync queue"; rc=1; }
@@ -83,7 +82,7 @@ qemu_sync_old_device() {
 	res=$logs/$name.results
 	vm_suite none "$name" --substrate qemu --qemu patched --kernel 6.12 --cpus 2 \
 		--driver ours --device virtiofsd || rc=1
-	grep -q 'qemu/.*/bin/qemu-system-x86_64' "$res/qemu" || { echo "FAIL: not the patched QEMU"; rc=1; }
+	patched_qemu "$res" || rc=1
 	grep -q '^share sync\.' "$res/driver-stats" && { echo "FAIL: sync queues without the feature"; rc=1; }
 	inl=$(counter_sum "$res/driver-stats" '^share ' inline)
 	echo "driver: request queues only, inline=$inl"

@@ -6,6 +6,13 @@
 # functions; they use its variables ($repo, $logs, $VFS_CACHE and the like)
 # and counter_sum (tests/vm/counters.sh).
 
+# sync_queues_inline RESULTS: how many of the device's sync queues completed
+# requests inside the kick (dev-stats' inline > 0).
+sync_queues_inline() {
+	awk '/type=sync/ { for (i = 1; i <= NF; i++) if ($i ~ /^inline=/ && substr($i, 8) + 0 > 0) u++ }
+		END { print u + 0 }' "$1/dev-stats"
+}
+
 # per_cpu_sync N: one pinned task per vCPU, S = N sync queues: every CPU
 # completes inline on a queue of its own (tests/vm/scenarios/per-cpu-sync),
 # and the device agrees: the totals (check-path) and N sync queues of its
@@ -15,8 +22,7 @@ per_cpu_sync() {
 	"$repo/tests/vm/run" --kernel 7.3 --cpus "$n" --sync-queues "$n" --driver ours --sync on \
 		--results "$logs/$name.results" -- "$repo/tests/vm/scenarios/per-cpu-sync" || return 1
 	"$repo/tests/vm/check-path" sync "$logs/$name.results" || return 1
-	used=$(awk '/type=sync/ { for (i = 1; i <= NF; i++) if ($i ~ /^inline=/ && substr($i, 8) + 0 > 0) u++ }
-		END { print u + 0 }' "$logs/$name.results/dev-stats")
+	used=$(sync_queues_inline "$logs/$name.results")
 	echo "device: $used sync queues completed requests inline"
 	[ "$used" = "$n" ]
 }
