@@ -235,16 +235,10 @@ def collect(raw):
     with open(os.path.join(raw, "manifest.jsonl")) as f:
         runs = [run_record(raw, json.loads(line)) for line in f]
     data = {"format": FORMAT, "env": env, "runs": runs}
-    bd = breakdown(raw)
-    if bd is not None:
-        data["breakdown"] = bd
-    pd = paired(raw)
-    if pd is not None:
-        data["paired"] = pd
-    il = interleave(raw)
-    if il is not None:
-        data["interleave"] = il
-    hc = hostcost(raw)
-    if hc is not None:
-        data["hostcost"] = hc
+    # the steps a run may have had: each section only if it did
+    for key, step in (("breakdown", breakdown), ("paired", paired),
+                      ("interleave", interleave), ("hostcost", hostcost)):
+        got = step(raw)
+        if got is not None:
+            data[key] = got
     return data
