@@ -263,10 +263,9 @@ t qemu-sync-6.12:old-device qemu_sync_old_device
 # Names uml-7.3:*; tests/vm/run --kernel 7.3 --cpus N boots ncpus=N seccomp=on.
 t uml-7.3:kunit kunit uml-7.3:kunit --kernel 7.3 --cpus 2
 t uml-7.3:forget-batch forget_batch uml-7.3:forget-batch 400 --kernel 7.3 --cpus 2
-# The suite on in-tree virtiofs with 2 vCPUs, on ours with 4 (ours on 2
-# runs it in uml-7.3:sync-late-cpus2, with late completions besides).
-t uml-7.3:intree-cpus2 vm_suite none uml-7.3:intree-cpus2 --kernel 7.3 --cpus 2 --driver intree
-t uml-7.3:ours-sync-cpus4 vm_suite sync uml-7.3:ours-sync-cpus4 --kernel 7.3 --cpus 4 --driver ours --sync on
+# The suite runs on ours here in uml-7.3:sync-late-cpus2 (2 vCPUs, late
+# completions besides); on 4 vCPUs with sync queues in the qemu-sync-*:
+# microvm:cpus4 rows, on in-tree virtiofs in the QEMU rows.
 for n in 2 4; do
 	t "uml-7.3:per-cpu-sync-cpus$n" per_cpu_sync $n
 done
