@@ -813,6 +813,18 @@ def device_env():
     )
 
 
+def patched_qemu(s):
+    """The project's QEMU, where a QEMU configuration of the run boots it:
+    its version and its build's directory (QEMU version and series hash)."""
+    if not any("patched" in configs.get(c, "qemu").run_args for c in s.qemu_configs.split()):
+        return ""
+    binary = output([os.path.join(REPO, "scripts", "build-qemu.sh")])
+    if not binary:
+        return "not built (scripts/build-qemu.sh failed)"
+    version = output([binary, "--version"]).split("\n")[0]
+    return "%s (%s)" % (version, os.path.basename(os.path.dirname(os.path.dirname(binary))))
+
+
 def environment(s, ctx):
     """The run's env file: KEY=VALUE lines for the report."""
     with open("/proc/cpuinfo") as f:
@@ -838,6 +850,7 @@ def environment(s, ctx):
         ("uml_flavor", s.flavor), ("uml_fragments", frags),
         ("fio_version", output(["fio", "--version"])),
         ("gcc_version", output(["gcc", "-dumpfullversion"])), ("qemu_version", qemu),
+        ("qemu_patched", patched_qemu(s)),
         ("pin_device", s.pin_device), ("pin_guest", s.pin_guest),
         ("qemu_pin_device", s.qemu_pin_device), ("qemu_pin_guest", s.qemu_pin_guest),
         ("pin_probe", s.pin_probe), ("workloads", s.workloads), ("size", s.size), ("qemu_size", s.qemu_size), ("smp_size", s.smp_size),
