@@ -5,8 +5,8 @@ and whether the sync path runs in it (inline completions).
 
 A group is where the configuration boots: "uml" (UML 6.12, one vCPU),
 "smp" (SMP UML 7.3, --kernel 7.3 --cpus N) and "qemu" (QEMU/TCG, 6.12 cloud
-kernel, 2 vCPUs: the host's QEMU, q-*, and the project's, qs-*). bench.py turns a configuration into tests/vm/run options,
-report.py groups, colours and checks runs by it, abuml.py checks each
+kernel, 2 vCPUs: the host's QEMU, q-*, and the project's, qs-*). bench.py
+turns a configuration into tests/vm/run options, report.py groups, colours and checks runs by it, abuml.py checks each
 configuration ran on its driver.
 """
 import collections
@@ -81,13 +81,17 @@ _QEMU = (
 )
 
 
+# The project's QEMU's machines: (machine, name suffix, transport).
+QEMU_MACHINES = (("pc", "", "virtio-pci"), ("microvm", "-microvm", "virtio-mmio"))
+
+
 def _qemu_sync():
     """The project's QEMU (--qemu patched, scripts/build-qemu.sh) on each
     machine: in-tree, ours-async and ours-sync on the same build, so a ratio
     among them changes the driver or sync= alone (the sync configuration's
     device gets its sync queues: num-sync-queues). "-microvm": virtio-mmio."""
     out = []
-    for machine, sfx, where in (("pc", "", "virtio-pci"), ("microvm", "-microvm", "virtio-mmio")):
+    for machine, sfx, where in QEMU_MACHINES:
         on = ("--qemu", "patched", "--machine", machine)
         out += [
             ("qs-intree" + sfx, "in-tree virtiofs on the reference device, the project's QEMU, "
@@ -152,8 +156,8 @@ DEFAULTS = {
     "uml": "tmpfs intree ours-async ours-sync ours-sync-faithful intree-colocated "
            "ours-async-colocated ours-sync-colocated intree-floating ours-async-floating "
            "ours-sync-floating",
-    "qemu": "q-intree q-ours q-intree-virtiofsd qs-intree qs-ours-async qs-ours-sync "
-            "qs-intree-microvm qs-ours-async-microvm qs-ours-sync-microvm",
+    "qemu": " ".join(("q-intree", "q-ours", "q-intree-virtiofsd") + tuple(
+        n + sfx for _, sfx, _ in QEMU_MACHINES for n in ("qs-intree", "qs-ours-async", "qs-ours-sync"))),
     "smp": "smp-intree smp-ours-sync smp-ours-sync-faithful",
     "in-guest": "tmpfs intree ours-async ours-sync",
     "paired": "intree intree-again ours-async ours-sync",
@@ -167,12 +171,10 @@ RATIOS = {
             ("ours-async-colocated", "intree-colocated"),
             ("ours-sync-floating", "intree-floating"),
             ("ours-async-floating", "intree-floating")),
-    "qemu": (("q-ours", "q-intree"), ("q-intree", "q-intree-virtiofsd"),
-             ("qs-ours-sync", "qs-intree"), ("qs-ours-sync", "qs-ours-async"),
-             ("qs-ours-async", "qs-intree"),
-             ("qs-ours-sync-microvm", "qs-intree-microvm"),
-             ("qs-ours-sync-microvm", "qs-ours-async-microvm"),
-             ("qs-ours-async-microvm", "qs-intree-microvm")),
+    "qemu": (("q-ours", "q-intree"), ("q-intree", "q-intree-virtiofsd")) + tuple(
+        (a + sfx, b + sfx) for _, sfx, _ in QEMU_MACHINES
+        for a, b in (("qs-ours-sync", "qs-intree"), ("qs-ours-sync", "qs-ours-async"),
+                     ("qs-ours-async", "qs-intree"))),
     "smp": (("smp-ours-sync", "smp-intree"), ("smp-ours-sync", "smp-ours-sync-inband"),
             ("smp-ours-sync-faithful", "smp-intree")),
 }
