@@ -53,8 +53,6 @@ t() {
 	return $rc
 }
 
-# The tests' functions, a file per subject (tests/checks/*.sh); this file
-# is the list of rows.
 for f in "$repo"/tests/checks/*.sh; do
 	# shellcheck source=/dev/null
 	. "$f"
