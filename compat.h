@@ -28,7 +28,7 @@
  *                                a string literal (7.3)
  *
  * FUSE internals (7.3 moved them out of fuse_i.h), for fuse_glue.c only:
- * the second part of this file, included again after fuse_i.h.
+ * the second part of this file, which includes fuse_i.h itself.
  * COMPAT_FUSE_DEV_I_H            fs/fuse/fuse_dev_i.h exists: fuse_req,
  *                                fuse_iqueue_ops, fuse_dev live there
  * COMPAT_FUSE_DEV_H              fs/fuse/dev.h exists (fuse_chan API)
@@ -218,12 +218,15 @@ static inline struct cpumask *compat_group_cpus_evenly(unsigned int numgrps,
 #endif /* _VIRTIO_FS_SYNC_COMPAT_H */
 
 /*
- * Second part: the FUSE core's internals. fuse_glue.c includes this file
- * again after fuse_i.h; the force-included first pass skips it.
+ * Second part: the FUSE core's internals, for fuse_glue.o alone (Kbuild
+ * defines VFSYNC_FUSE_INTERNALS for it). fuse_i.h is included here, once,
+ * so that the compat helpers below come right after the types they use.
  */
-#if defined(_FS_FUSE_I_H) && !defined(_VIRTIO_FS_SYNC_COMPAT_FUSE_H)
+#if defined(VFSYNC_FUSE_INTERNALS) && !defined(__ASSEMBLY__) && \
+	!defined(_VIRTIO_FS_SYNC_COMPAT_FUSE_H)
 #define _VIRTIO_FS_SYNC_COMPAT_FUSE_H
 
+#include "fuse_i.h"
 #ifdef COMPAT_FUSE_DEV_I_H
 #include "fuse_dev_i.h"
 #endif
@@ -352,4 +355,4 @@ static inline struct page *compat_fuse_ap_page(struct fuse_args_pages *ap,
 #endif
 }
 
-#endif /* _FS_FUSE_I_H && !_VIRTIO_FS_SYNC_COMPAT_FUSE_H */
+#endif /* VFSYNC_FUSE_INTERNALS */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * virtio_fs_sync: the FUSE side, the upper layer. The only file that
- * includes the kernel's internal fuse_i.h: the module's init and exit, the
+ * virtio_fs_sync: the FUSE side, the upper layer. The only object that
+ * sees the kernel's internal fuse_i.h: the module's init and exit, the
  * file system type and mount by tag, the fuse_iqueue_ops the FUSE core
  * submits through, which requests may take a sync queue, and the
  * translation of a fuse_req to a struct vfsync_buf and of the reply back.
@@ -20,9 +20,10 @@
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 
-#include "fuse_i.h"
-/* compat.h again: its part for the FUSE internals */
-#include "compat.h"
+/*
+ * fuse_i.h and the FUSE part of compat.h come with compat.h, which Kbuild
+ * force-includes into every object (VFSYNC_FUSE_INTERNALS for this one).
+ */
 #include "fuse_glue.h"
 #include "virtio_fs_sync.h"
 
