@@ -38,6 +38,7 @@ struct fsq_stats {
 	uint64_t queued_ns;	/* from the kick to the start of those chains */
 	enum fsq_type type;
 	bool started;
+	struct fs_queue *q;	/* for the ring indices in the stats */
 };
 
 static struct fsq_stats stats[FS_MAX_QUEUES];
@@ -87,7 +88,39 @@ static const char *const type_names[] = {
 void dispatch__stats_started(struct fs_queue *q)
 {
 	stats[q->index].type = q->type;
+	stats[q->index].q = q;
 	__atomic_store_n(&stats[q->index].started, true, __ATOMIC_RELEASE);
+}
+
+/*
+ * A live queue's ring indices, for the stats of a device whose guest seems
+ * hung (tests/vm/run sends SIGUSR1 before it stops a guest that ran out of
+ * time): avail, the driver's avail index; popped, the chains taken; used,
+ * the chains given back. avail > popped: chains the device has not seen;
+ * popped > used: chains it holds; all three equal: it answered everything
+ * it was given. Under q->lock, addr_set and !paused say the rings are
+ * mapped (a reset clears addr_set under it before it unmaps them). The lock
+ * is only tried: a sync kick holds it while it runs its requests, and the
+ * stats must not wait for a slow one (rings=busy).
+ */
+static void ring_state_print(FILE *f, struct fs_queue *q)
+{
+	uint16_t avail, popped, used;
+	bool live;
+
+	if (pthread_mutex_trylock(&q->lock)) {
+		fputs(" rings=busy", f);
+		return;
+	}
+	live = q->addr_set && !q->paused;
+	if (live) {
+		avail = __atomic_load_n(&q->vr.avail->idx, __ATOMIC_ACQUIRE);
+		popped = q->vr.last_avail_idx;
+		used = q->vr.used_idx;
+	}
+	pthread_mutex_unlock(&q->lock);
+	if (live)
+		fprintf(f, " avail=%u popped=%u used=%u", avail, popped, used);
 }
 
 void dispatch__stats_print(FILE *f)
@@ -99,7 +132,7 @@ void dispatch__stats_print(FILE *f)
 
 		if (!__atomic_load_n(&s->started, __ATOMIC_ACQUIRE))
 			continue;
-		fprintf(f, "queue=%u type=%s requests=%llu inline=%llu late=%llu errors=%llu bytes_in=%llu bytes_out=%llu calls=%llu channel_kicks=%llu busy_ns=%llu handler_ns=%llu queued=%llu queued_ns=%llu\n",
+		fprintf(f, "queue=%u type=%s requests=%llu inline=%llu late=%llu errors=%llu bytes_in=%llu bytes_out=%llu calls=%llu channel_kicks=%llu busy_ns=%llu handler_ns=%llu queued=%llu queued_ns=%llu",
 			i, type_names[s->type],
 			(unsigned long long)__atomic_load_n(&s->requests, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->inline_done, __ATOMIC_RELAXED),
@@ -113,6 +146,9 @@ void dispatch__stats_print(FILE *f)
 			(unsigned long long)__atomic_load_n(&s->handler_ns, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->queued, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->queued_ns, __ATOMIC_RELAXED));
+		if (s->q)
+			ring_state_print(f, s->q);
+		fputc('\n', f);
 	}
 	fflush(f);
 }
