@@ -198,6 +198,8 @@ t uml:faults faults uml:faults --driver ours --sync on -- \
 t uml:faults-double faults uml:faults-double --driver ours --sync on --timeout 180 -- \
 	"$repo/tests/vm/scenarios/faults" never=3 double
 t uml:sync-quiet sync_quiet
+# after a hang, what the device held: the snapshot of its rings
+t uml:timeout-snapshot timeout_snapshot
 # the one request queue must keep room for the rest: fewer waiters
 t uml:faults-sync0 faults uml:faults-sync0 --driver ours --sync off -- \
 	"$repo/tests/vm/scenarios/faults" $bad_replies never=200 close

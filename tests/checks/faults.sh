@@ -49,3 +49,28 @@ queue_too_small() {
 	grep "queues of 2 entries are too small" "$res/console" || { echo "no message"; return 1; }
 	! grep -E -A 5 "WARNING:|BUG:" "$res/console"
 }
+
+# A guest that runs out of time: tests/vm/run has the reference device
+# write its counters while the guest is still up, with its rings' indices
+# (dev-stats.at-timeout). A LOOKUP the device never answers is one chain
+# popped and not used; every other queue answered all it was given.
+timeout_snapshot() {
+	local res=$logs/uml:timeout-snapshot.results rc=0 held
+	"$repo/tests/vm/run" --driver ours --sync off --timeout 20 --results "$res" \
+		--dev-opts --faults -- stat /mnt/share/vfs-fault-never
+	rc=$?
+	[ $rc = 124 ] || { echo "FAIL: exit $rc, not 124 (a hang)"; return 1; }
+	[ -s "$res/dev-stats.at-timeout" ] || { echo "FAIL: no dev-stats.at-timeout"; return 1; }
+	cat "$res/dev-stats.at-timeout"
+	held=$(awk '{ a = p = u = -1
+		for (i = 1; i <= NF; i++) {
+			split($i, kv, "=")
+			if (kv[1] == "avail") a = kv[2]
+			if (kv[1] == "popped") p = kv[2]
+			if (kv[1] == "used") u = kv[2]
+		}
+		if (a < 0 || a != p) bad = 1
+		held += p - u
+	} END { print bad ? "bad" : held }' "$res/dev-stats.at-timeout")
+	[ "$held" = 1 ] || { echo "FAIL: expected one chain held and none unseen, got $held"; return 1; }
+}

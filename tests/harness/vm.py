@@ -316,6 +316,24 @@ def sample_guest_pinning(run, guest):
                 run.pin_fail = "a guest process runs on CPUs '%s', not '%s'" % (allowed, run.opts.pin_guest)
 
 
+def snapshot_device_stats(run):
+    """A guest that ran out of time is still up: have each reference device
+    write its stats now (SIGUSR1), with its rings' indices while they are
+    mapped, and keep them as dev-stats.at-timeout[.TAG] (the device writes
+    dev-stats again when it ends)."""
+    devices = [(c, s.suffix) for s in run.opts.shares if s.device == "ref" and s.driver != "none"
+               for c in run.children if c.name == "device" + s.suffix]
+    for child, _ in devices:
+        child.signal(signal.SIGUSR1)
+    if devices:
+        time.sleep(1.0)
+    for _, s in devices:
+        data = read_bytes(run.path("dev-stats" + s))
+        if data is not None:
+            with open(run.path("dev-stats.at-timeout" + s), "wb") as f:
+                f.write(data)
+
+
 def run_guest(run, argv, output):
     """Start the guest (pinned, in a process group of its own, its output to
     output), record its pinning, and wait for it within --timeout; after
@@ -328,6 +346,7 @@ def run_guest(run, argv, output):
     left = None if limit is None else max(0.0, limit - (time.monotonic() - started))
     if not guest.wait(left):
         run.timed_out = True
+        snapshot_device_stats(run)
         guest.signal(signal.SIGTERM)
         if not guest.wait(GUEST_KILL_AFTER):
             guest.signal(signal.SIGKILL)

@@ -92,6 +92,11 @@ Exit status: CMD's, or 124 on a hang, 125 on a kernel splat in dmesg,
 did not take, ...).
 
 The run directory also gets:
+  dev-stats.at-timeout  after a hang (124), each reference device's
+             counters taken while the guest was still up, with its rings'
+             indices per queue (avail, popped, used: avail > popped, chains
+             it never saw; popped > used, chains it holds; all equal, it
+             answered everything it was given)
   pinning    key=value lines: the CPU lists asked for (device_pin, guest_pin;
              empty: not pinned) and the ones read back from
              /proc/PID/status Cpus_allowed_list of the device process
