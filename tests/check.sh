@@ -38,8 +38,8 @@ t() {
 	"$@" >"$logs/$name.log" 2>&1
 	rc=$?
 	if [ $rc = 0 ] && [ -f "$logs/$name.retried" ]; then
-		echo "ok $name ($((SECONDS - start)) s; on its second run, the first failed:" \
-			"build/check/$name.first.log)"
+		echo "ok $name ($((SECONDS - start)) s; on its second run, the first" \
+			"$(cat "$logs/$name.retried"): build/check/$name.first.log)"
 		passed=$((passed + 1))
 	elif [ $rc = 0 ]; then
 		echo "ok $name ($((SECONDS - start)) s)"
@@ -229,6 +229,7 @@ for k in 6.12 6.1 7.3; do
 		suite="vm_suite none"
 		[ $d = intree ] && suite=upstream_suite
 		[ $d = ours ] && [ $dev = ref ] && suite="vm_suite async"
+		[ $d = ours ] && [ $k = 6.1 ] && suite="ours_61_suite ${suite#vm_suite }"
 		t "qemu-$k:$row" $suite "qemu-$k:$row" \
 			--substrate qemu --qemu stock --kernel $k --cpus 2 --driver $d --device $dev --machine $m
 	done
@@ -240,6 +241,7 @@ for k in 6.12-rt 6.1-rt; do
 	for d in ours intree; do
 		suite=upstream_suite
 		[ $d = ours ] && suite="vm_suite async"
+		[ $d = ours ] && [ $k = 6.1-rt ] && suite="ours_61_suite async"
 		t "qemu-$k:$d:ref:pc" $suite "qemu-$k:$d:ref:pc" \
 			--substrate qemu --qemu stock --kernel $k --cpus 2 --driver $d --device ref --machine pc
 	done
