@@ -8,6 +8,10 @@
  * queues' part of removal. virtio_fs_sync.c owns the device: it finds the
  * queues, sets each one up with vfsync_init_vq() and calls
  * vfsync_remove_queues() on removal.
+ *
+ * Over 900 lines on purpose: submission, completion and failure share the
+ * per-queue lock and the buffer lifetime rules written here once; split,
+ * each half would need the other's locking comments to be read right.
  */
 
 #include <linux/cpumask.h>

@@ -11,6 +11,10 @@ Raw run directories (console, dmesg, ...) stay in build/bench/runs/.
 Settings are BENCH_* environment variables (`bench/bench.sh --help` lists
 them); re-render an existing run with
   bench/report.py render bench/results/N.json bench/results/N.md bench/results/N [NOTES]
+
+Over 900 lines on purpose: the run loop, its boots and the collection of
+one run's files are one sequence with one state; what can be tested alone
+(configurations, statistics, the report) is in the package's other modules.
 """
 import datetime
 import glob
