@@ -283,7 +283,7 @@ def classify(build, devdir, case):
         "vhost-user": nm_funcs([os.path.join(devdir, "vhost_user.o")]),
         "vring": nm_funcs([os.path.join(devdir, "vring.o")]),
         "dispatch": nm_funcs([os.path.join(devdir, "dispatch.o")]),
-        "fuse": nm_funcs([os.path.join(devdir, "fuse_server.o"), os.path.join(devdir, "inode.o")]),
+        "fuse": nm_funcs([os.path.join(devdir, f) for f in ("fuse_server.o", "passthrough.o", "inode.o")]),
     }
     meta = read_kv(os.path.join(case, "meta"))
     period_ns = int(meta.get("period_ns", "50000"))

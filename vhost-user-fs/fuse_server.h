@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * FUSE passthrough for one host directory. Requests are untrusted bytes;
- * replies are written to a per-thread buffer.
+ * replies are written to a per-thread buffer. Inside: the protocol layer,
+ * fuse_server.c, and the passthrough file system, passthrough.c, with
+ * passthrough.h between them.
  */
 #ifndef VHOST_USER_FS_FUSE_SERVER_H
 #define VHOST_USER_FS_FUSE_SERVER_H
