@@ -200,6 +200,32 @@ static int do_lookup(struct fuse_server *s, struct inode *dir,
 
 /* ---- handlers ---- */
 
+/*
+ * What a request on an open file does with it: fd is the file's, in the
+ * request's fixed argument, data what the handler passes along (its
+ * reply, its inode).
+ */
+typedef int open_file_fn(struct req *r, int fd, const void *in, void *data);
+
+/*
+ * The requests on an open file, once the handler has taken and checked its
+ * fixed argument in: fn on the fd of the file (or directory, is_dir) that
+ * handle fh names, held meanwhile so that a concurrent RELEASE cannot close
+ * it; the file table's -EBADF if fh names none.
+ */
+static int with_open_file(struct req *r, uint64_t fh, bool is_dir,
+			  open_file_fn *fn, const void *in, void *data)
+{
+	int fd = file__get(&r->srv->ft, fh, is_dir);
+	int err;
+
+	if (fd < 0)
+		return fd;
+	err = fn(r, fd, in, data);
+	file__put(&r->srv->ft, fh);
+	return err;
+}
+
 int op_lookup(struct req *r, struct inode *dir)
 {
 	const char *name = arg_string(r);
@@ -300,23 +326,16 @@ static int setattr_size(struct fuse_server *s, struct inode *ino, int fd,
 	return err;
 }
 
-int op_setattr(struct req *r, struct inode *ino)
+/* SETATTR's changes, through fd if the guest named its open file, else -1. */
+static int setattr_fd(struct req *r, int fd, const void *arg, void *data)
 {
-	const struct fuse_setattr_in *in = arg_take(r, sizeof(*in));
+	const struct fuse_setattr_in *in = arg;
+	struct inode *ino = data;
 	struct fuse_server *s = r->srv;
-	int ifd = inode__fd(ino), fd = -1, err = 0;
+	int ifd = inode__fd(ino), err = 0;
 	char path[64];
 	struct stat st;
 
-	if (!in)
-		return -EINVAL;
-	if (s->opt->readonly)
-		return -EROFS;
-	if (in->valid & FATTR_FH) {
-		fd = file__get(&s->ft, in->fh, false);
-		if (fd < 0)
-			return fd;
-	}
 	snprintf(path, sizeof(path), "%d", ifd);
 
 	if (in->valid & FATTR_MODE) {
@@ -364,9 +383,20 @@ int op_setattr(struct req *r, struct inode *ino)
 	if (!err)
 		err = reply_attr(r, &st);
 out:
-	if (fd >= 0)
-		file__put(&s->ft, in->fh);
 	return err;
+}
+
+int op_setattr(struct req *r, struct inode *ino)
+{
+	const struct fuse_setattr_in *in = arg_take(r, sizeof(*in));
+
+	if (!in)
+		return -EINVAL;
+	if (r->srv->opt->readonly)
+		return -EROFS;
+	if (in->valid & FATTR_FH)
+		return with_open_file(r, in->fh, false, setattr_fd, in, ino);
+	return setattr_fd(r, -1, in, ino);
 }
 
 int op_readlink(struct req *r, struct inode *ino)
@@ -840,24 +870,43 @@ int op_tmpfile(struct req *r, struct inode *dir)
 	return 0;
 }
 
-int op_read(struct req *r)
+static int read_fd(struct req *r, int fd, const void *arg, void *data)
 {
-	const struct fuse_read_in *in = arg_take(r, sizeof(*in));
-	size_t size;
+	const struct fuse_read_in *in = arg;
+	size_t size = in->size < r->out_max ? in->size : r->out_max;
 	ssize_t n;
-	int fd;
 
-	if (!in)
-		return -EINVAL;
-	size = in->size < r->out_max ? in->size : r->out_max;
-	fd = file__get(&r->srv->ft, in->fh, false);
-	if (fd < 0)
-		return fd;
+	(void)data;
 	n = pread(fd, r->out, size, in->offset);
-	file__put(&r->srv->ft, in->fh);
 	if (n < 0)
 		return -errno;
 	r->out_len = n;
+	return 0;
+}
+
+int op_read(struct req *r)
+{
+	const struct fuse_read_in *in = arg_take(r, sizeof(*in));
+
+	if (!in)
+		return -EINVAL;
+	return with_open_file(r, in->fh, false, read_fd, in, NULL);
+}
+
+static int write_fd(struct req *r, int fd, const void *arg, void *data)
+{
+	const struct fuse_write_in *in = arg;
+	struct fuse_write_out *o = data;
+	bool dropped = fsetid_drop_for(fd);
+	ssize_t n;
+
+	n = pwrite(fd, r->arg, in->size, in->offset);
+	if (n < 0)
+		n = -errno;
+	fsetid_restore(dropped);
+	if (n < 0)
+		return n;
+	o->size = n;
 	return 0;
 }
 
@@ -865,29 +914,12 @@ int op_write(struct req *r)
 {
 	const struct fuse_write_in *in = arg_take(r, sizeof(*in));
 	struct fuse_write_out *o = out_reserve(r, sizeof(*o));
-	ssize_t n;
-	int fd;
 
 	if (!in || in->size > r->arglen)
 		return -EINVAL;
 	if (!o)
 		return -EIO;
-	fd = file__get(&r->srv->ft, in->fh, false);
-	if (fd < 0)
-		return fd;
-	{
-		bool dropped = fsetid_drop_for(fd);
-
-		n = pwrite(fd, r->arg, in->size, in->offset);
-		if (n < 0)
-			n = -errno;
-		fsetid_restore(dropped);
-	}
-	file__put(&r->srv->ft, in->fh);
-	if (n < 0)
-		return n;
-	o->size = n;
-	return 0;
+	return with_open_file(r, in->fh, false, write_fd, in, o);
 }
 
 int op_statfs(struct req *r, struct inode *ino)
@@ -929,22 +961,24 @@ int op_releasedir(struct req *r)
 	return release_common(r, true);
 }
 
+static int fsync_fd(struct req *r, int fd, const void *arg, void *data)
+{
+	const struct fuse_fsync_in *in = arg;
+
+	(void)r;
+	(void)data;
+	if (in->fsync_flags & FUSE_FSYNC_FDATASYNC)
+		return fdatasync(fd) ? -errno : 0;
+	return fsync(fd) ? -errno : 0;
+}
+
 static int fsync_common(struct req *r, bool is_dir)
 {
 	const struct fuse_fsync_in *in = arg_take(r, sizeof(*in));
-	int fd, err;
 
 	if (!in)
 		return -EINVAL;
-	fd = file__get(&r->srv->ft, in->fh, is_dir);
-	if (fd < 0)
-		return fd;
-	if (in->fsync_flags & FUSE_FSYNC_FDATASYNC)
-		err = fdatasync(fd) ? -errno : 0;
-	else
-		err = fsync(fd) ? -errno : 0;
-	file__put(&r->srv->ft, in->fh);
-	return err;
+	return with_open_file(r, in->fh, is_dir, fsync_fd, in, NULL);
 }
 
 int op_fsync(struct req *r)
@@ -957,16 +991,13 @@ int op_fsyncdir(struct req *r)
 	return fsync_common(r, true);
 }
 
-int op_flush(struct req *r)
+static int flush_fd(struct req *r, int fd, const void *in, void *data)
 {
-	const struct fuse_flush_in *in = arg_take(r, sizeof(*in));
-	int fd, dupfd, err = 0;
+	int dupfd, err = 0;
 
-	if (!in)
-		return -EINVAL;
-	fd = file__get(&r->srv->ft, in->fh, false);
-	if (fd < 0)
-		return fd;
+	(void)r;
+	(void)in;
+	(void)data;
 	/*
 	 * Closing a duplicate gives the host file system its close-time hook.
 	 * Still sent by guests with FOPEN_NOFLUSH ignored (writeback cache,
@@ -975,8 +1006,16 @@ int op_flush(struct req *r)
 	dupfd = dup(fd);
 	if (dupfd < 0 || close(dupfd))
 		err = -errno;
-	file__put(&r->srv->ft, in->fh);
 	return err;
+}
+
+int op_flush(struct req *r)
+{
+	const struct fuse_flush_in *in = arg_take(r, sizeof(*in));
+
+	if (!in)
+		return -EINVAL;
+	return with_open_file(r, in->fh, false, flush_fd, in, NULL);
 }
 
 /*
@@ -1195,19 +1234,23 @@ static bool is_dot(const char *name)
 	return name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
 }
 
-static int readdir_common(struct req *r, struct inode *dir, bool plus)
+/* READDIR's and READDIRPLUS's directory, and whether entries carry attrs. */
+struct readdir_data {
+	struct inode *dir;
+	bool plus;
+};
+
+static int readdir_fd(struct req *r, int fd, const void *arg, void *data)
 {
-	const struct fuse_read_in *in = arg_take(r, sizeof(*in));
+	const struct fuse_read_in *in = arg;
+	const struct readdir_data *rd = data;
+	struct inode *dir = rd->dir;
+	bool plus = rd->plus;
 	struct fuse_ctx *c = r->ctx;
 	size_t limit;
-	int fd, err = 0;
+	int err = 0;
 
-	if (!in)
-		return -EINVAL;
 	limit = in->size < r->out_max ? in->size : r->out_max;
-	fd = file__get(&r->srv->ft, in->fh, true);
-	if (fd < 0)
-		return fd;
 	if (lseek(fd, in->offset, SEEK_SET) < 0) {
 		err = -errno;
 		goto out;
@@ -1256,8 +1299,17 @@ static int readdir_common(struct req *r, struct inode *dir, bool plus)
 		}
 	}
 out:
-	file__put(&r->srv->ft, in->fh);
 	return err;
+}
+
+static int readdir_common(struct req *r, struct inode *dir, bool plus)
+{
+	const struct fuse_read_in *in = arg_take(r, sizeof(*in));
+	struct readdir_data rd = { .dir = dir, .plus = plus };
+
+	if (!in)
+		return -EINVAL;
+	return with_open_file(r, in->fh, true, readdir_fd, in, &rd);
 }
 
 int op_readdir(struct req *r, struct inode *dir)
@@ -1288,35 +1340,48 @@ int op_access(struct req *r, struct inode *ino)
 	return err;
 }
 
+static int fallocate_fd(struct req *r, int fd, const void *arg, void *data)
+{
+	const struct fuse_fallocate_in *in = arg;
+	bool dropped = fsetid_drop_for(fd);
+	int err;
+
+	(void)r;
+	(void)data;
+	err = fallocate(fd, in->mode, in->offset, in->length) ? -errno : 0;
+	fsetid_restore(dropped);
+	return err;
+}
+
 int op_fallocate(struct req *r)
 {
 	const struct fuse_fallocate_in *in = arg_take(r, sizeof(*in));
-	int fd, err;
 
 	if (!in)
 		return -EINVAL;
 	if (r->srv->opt->readonly)
 		return -EROFS;
-	fd = file__get(&r->srv->ft, in->fh, false);
-	if (fd < 0)
-		return fd;
-	{
-		bool dropped = fsetid_drop_for(fd);
+	return with_open_file(r, in->fh, false, fallocate_fd, in, NULL);
+}
 
-		err = fallocate(fd, in->mode, in->offset, in->length) ?
-			-errno : 0;
-		fsetid_restore(dropped);
-	}
-	file__put(&r->srv->ft, in->fh);
-	return err;
+static int lseek_fd(struct req *r, int fd, const void *arg, void *data)
+{
+	const struct fuse_lseek_in *in = arg;
+	struct fuse_lseek_out *o = data;
+	off_t off;
+
+	(void)r;
+	off = lseek(fd, in->offset, in->whence);
+	if (off < 0)
+		return -errno;
+	o->offset = off;
+	return 0;
 }
 
 int op_lseek(struct req *r)
 {
 	const struct fuse_lseek_in *in = arg_take(r, sizeof(*in));
 	struct fuse_lseek_out *o = out_reserve(r, sizeof(*o));
-	off_t off;
-	int fd;
 
 	if (!in)
 		return -EINVAL;
@@ -1326,24 +1391,47 @@ int op_lseek(struct req *r)
 	    in->whence != SEEK_SET && in->whence != SEEK_END &&
 	    in->whence != SEEK_CUR)
 		return -EINVAL;
-	fd = file__get(&r->srv->ft, in->fh, false);
-	if (fd < 0)
-		return fd;
-	off = lseek(fd, in->offset, in->whence);
-	file__put(&r->srv->ft, in->fh);
-	if (off < 0)
-		return -errno;
-	o->offset = off;
+	return with_open_file(r, in->fh, false, lseek_fd, in, o);
+}
+
+/* COPY_FILE_RANGE's reply, and the source's fd, held while it runs. */
+struct copy_data {
+	struct fuse_write_out *o;
+	int fd_in;
+};
+
+static int copy_to_fd(struct req *r, int fd_out, const void *arg, void *data)
+{
+	const struct fuse_copy_file_range_in *in = arg;
+	struct copy_data *c = data;
+	loff_t off_in = in->off_in, off_out = in->off_out;
+	bool dropped = fsetid_drop_for(fd_out);
+	ssize_t n;
+
+	(void)r;
+	n = copy_file_range(c->fd_in, &off_in, fd_out, &off_out, in->len,
+			    in->flags);
+	if (n < 0)
+		n = -errno;
+	fsetid_restore(dropped);
+	if (n < 0)
+		return n;
+	c->o->size = n;
 	return 0;
+}
+
+static int copy_from_fd(struct req *r, int fd_in, const void *arg, void *data)
+{
+	const struct fuse_copy_file_range_in *in = arg;
+	struct copy_data c = { .o = data, .fd_in = fd_in };
+
+	return with_open_file(r, in->fh_out, false, copy_to_fd, in, &c);
 }
 
 int op_copy_file_range(struct req *r)
 {
 	const struct fuse_copy_file_range_in *in = arg_take(r, sizeof(*in));
 	struct fuse_write_out *o = out_reserve(r, sizeof(*o));
-	loff_t off_in, off_out;
-	int fd_in, fd_out;
-	ssize_t n;
 
 	if (!in)
 		return -EINVAL;
@@ -1351,31 +1439,7 @@ int op_copy_file_range(struct req *r)
 		return -EIO;
 	if (r->srv->opt->readonly)
 		return -EROFS;
-	fd_in = file__get(&r->srv->ft, in->fh_in, false);
-	if (fd_in < 0)
-		return fd_in;
-	fd_out = file__get(&r->srv->ft, in->fh_out, false);
-	if (fd_out < 0) {
-		file__put(&r->srv->ft, in->fh_in);
-		return fd_out;
-	}
-	off_in = in->off_in;
-	off_out = in->off_out;
-	{
-		bool dropped = fsetid_drop_for(fd_out);
-
-		n = copy_file_range(fd_in, &off_in, fd_out, &off_out, in->len,
-				    in->flags);
-		if (n < 0)
-			n = -errno;
-		fsetid_restore(dropped);
-	}
-	file__put(&r->srv->ft, in->fh_in);
-	file__put(&r->srv->ft, in->fh_out);
-	if (n < 0)
-		return n;
-	o->size = n;
-	return 0;
+	return with_open_file(r, in->fh_in, false, copy_from_fd, in, o);
 }
 
 int op_syncfs(struct req *r)
