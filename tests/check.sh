@@ -186,6 +186,13 @@ t qemu-6.12:initcall-blacklist "$repo/tests/vm/run" --substrate qemu --kernel 6.
 	--append initcall_blacklist=virtio_fs_init --results "$logs/qemu-6.12:initcall-blacklist.results" -- \
 	"$repo/tests/vm/scenarios/initcall-blacklist" "$(make -s -C "$repo" KVER=6.12 print-ko)"
 
+# The completion path's workqueue has a rescuer (WQ_MEM_RECLAIM): built in
+# on 6.12's UML, a module on 6.1 (the rescuer's name changed in 6.9).
+t uml:wq-rescuer "$repo/tests/vm/run" --driver ours --results "$logs/uml:wq-rescuer.results" -- \
+	"$repo/tests/vm/scenarios/wq-rescuer"
+t qemu-6.1:wq-rescuer "$repo/tests/vm/run" --substrate qemu --qemu stock --kernel 6.1 --cpus 2 --driver ours \
+	--results "$logs/qemu-6.1:wq-rescuer.results" -- "$repo/tests/vm/scenarios/wq-rescuer"
+
 # --- hardening: a hostile device, confinement, stress with faults -------------
 # the malformed replies of tests/vm/scenarios/faults
 bad_replies="len-over len-under len-zero hdr-len unique error-range error-529 read-529"
