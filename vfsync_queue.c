@@ -324,10 +324,11 @@ static void vfsync_reclaim_queue(struct vfsync_vq *fsvq, int err)
  *
  * The error says whose fault it was. Every queue broken means the
  * transport gave up on the device (virtio_break_device(), UML's when the
- * socket closes), and a queue broken only by a notification the
- * transport could not deliver is the same, seen earlier: the device is
- * gone, -ENOTCONN, as removal (which may follow, or not) ends requests.
- * Otherwise the device broke a ring of its own: -EIO.
+ * socket closes, or ours for a device that asked for a reset), and a
+ * queue broken only by a notification the transport could not deliver is
+ * the same, seen earlier: the device is gone, -ENOTCONN, as removal
+ * (which may follow, or not) ends requests. Otherwise the device broke a
+ * ring of its own: -EIO.
  */
 static void vfsync_fail_work(struct work_struct *work)
 {
@@ -336,6 +337,9 @@ static void vfsync_fail_work(struct work_struct *work)
 	unsigned int i, broken = 0, ring = 0;
 	int err;
 
+	/* In process context: virtio_break_device() takes a plain spinlock */
+	if (READ_ONCE(fs->needs_reset) && !READ_ONCE(fs->failed))
+		virtio_break_device(fs->vdev);
 	for (i = 0; i < fs->nvqs; i++) {
 		if (!virtqueue_is_broken(fs->vqs[i].vq))
 			continue;
@@ -355,6 +359,20 @@ static void vfsync_fail_work(struct work_struct *work)
 	virtio_reset_device(fs->vdev);
 	for (i = 0; i < fs->nvqs; i++)
 		vfsync_reclaim_queue(&fs->vqs[i], err);
+}
+
+/*
+ * The device set VIRTIO_CONFIG_S_NEEDS_RESET (any context): nothing it
+ * holds will come back. fail_work breaks every queue, resets the device
+ * and ends what it held with -ENOTCONN, as for a device that is gone.
+ */
+void vfsync_needs_reset(struct vfsync_dev *fs)
+{
+	if (READ_ONCE(fs->needs_reset) || READ_ONCE(fs->failed))
+		return;
+	WRITE_ONCE(fs->needs_reset, true);
+	dev_err(&fs->vdev->dev, "the device needs a reset: its requests end\n");
+	vfsync_queue_work(&fs->fail_work);
 }
 
 /*

@@ -770,6 +770,22 @@ static void vfsync_remove(struct virtio_device *vdev)
 	mutex_unlock(&vfsync_mutex);
 }
 
+/*
+ * A configuration change. The only one that matters is the device asking
+ * for a reset (VIRTIO_CONFIG_S_NEEDS_RESET: the project's QEMU when the
+ * back-end of a device with sync queues is gone): what it holds will never
+ * come back. In interrupt context, under the core's config lock: the queue
+ * engine's fail_work does the rest.
+ */
+static void vfsync_config_changed(struct virtio_device *vdev)
+{
+	struct vfsync_dev *fs = vdev->priv;
+
+	if (!(vdev->config->get_status(vdev) & VIRTIO_CONFIG_S_NEEDS_RESET))
+		return;
+	vfsync_needs_reset(fs);
+}
+
 #ifdef CONFIG_PM_SLEEP
 static int vfsync_freeze(struct virtio_device *vdev)
 {
@@ -800,6 +816,7 @@ static struct virtio_driver vfsync_driver = {
 	.feature_table_size	= 0,
 	.probe			= vfsync_probe,
 	.remove			= vfsync_remove,
+	.config_changed		= vfsync_config_changed,
 #ifdef CONFIG_PM_SLEEP
 	.freeze			= vfsync_freeze,
 	.restore		= vfsync_restore,

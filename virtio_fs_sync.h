@@ -171,6 +171,11 @@ struct vfsync_dev {
 	 * vfsync_start_all_queues(), which then keeps the queues stopped.
 	 */
 	bool failed;
+	/*
+	 * Set once, by the config change that says the device needs a reset
+	 * (any context); fail_work breaks the queues for it.
+	 */
+	bool needs_reset;
 	struct work_struct fail_work;
 	struct mutex floor_lock;	/* one floor run at a time, and ->floor */
 	struct vfsync_floor floor;	/* under ->floor_lock */
@@ -277,7 +282,8 @@ void vfsync_send_hiprio(struct vfsync_dev *fs, const void *msg, size_t len);
  * waiting until each is idle (drain; connect and disconnect), and
  * removal: the queues
  * marked gone and their works cancelled (kill; on a failed probe too), or
- * everything the device holds ended first (remove).
+ * everything the device holds ended first (remove); a device that asks for
+ * a reset (needs_reset).
  */
 int vfsync_wq_init(void);
 void vfsync_wq_exit(void);
@@ -286,6 +292,7 @@ void vfsync_stop_all_queues(struct vfsync_dev *fs);
 void vfsync_drain_all_queues(struct vfsync_dev *fs);
 void vfsync_kill_queues(struct vfsync_dev *fs);
 void vfsync_remove_queues(struct vfsync_dev *fs);
+void vfsync_needs_reset(struct vfsync_dev *fs);
 
 /*
  * vfsync_stats.c: sysfs attributes (the ktype's default groups) and the
