@@ -22,6 +22,7 @@
 #pragma clang diagnostic ignored "-Wgnu-variable-sized-type-not-at-end"
 #include "../vhost_user.c"
 
+#include <signal.h>
 #include <sys/eventfd.h>
 
 #define MEM_SIZE	(64u << 10)
@@ -36,6 +37,13 @@ static void fz_setup(void)
 	static char dir[4096];
 	struct fuse_server *srv;
 
+	/*
+	 * As the daemon's main() does: a write to a peer that has gone (the
+	 * back-end channel, a kick channel) is -EPIPE, not the end of the
+	 * process. Without it an input that closes its channel early killed
+	 * the fuzzer with SIGPIPE now and then.
+	 */
+	signal(SIGPIPE, SIG_IGN);
 	snprintf(dir, sizeof(dir), "%s/vufs-fuzz-vhost-XXXXXX",
 		 tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir))
