@@ -127,10 +127,10 @@ struct vfsync_fuse {
 	bool forgets_stopped;			/* under forget_lock */
 	struct delayed_work forget_work;
 	/*
-	 * Freed a grace period after the connection's release, which comes
-	 * after ->kill_sb() unpublished the mount: sget_fc() may run
-	 * vfsync_fuse_test_super() on the superblock of an unmount (under
-	 * sb_lock, an RCU read-side section) until that ->kill_sb() returns.
+	 * Freed a grace period after the connection's release: sget_fc()
+	 * may run vfsync_fuse_test_super() on the superblock of an unmount
+	 * (under sb_lock, an RCU read-side section) until that unmount's
+	 * ->kill_sb() has returned, after the release.
 	 */
 	struct rcu_head rcu;
 	unsigned int nfud;
@@ -998,33 +998,22 @@ static void vfsync_fuse_kill_sb(struct super_block *sb)
 	if (sb->s_root && fuse_mount_remove(fm))
 		vfsync_fuse_conn_destroy(fm);
 	kill_anon_super(sb);
-	/*
-	 * Since Linux 6.6 sget_fc() tests @sb until this function has
-	 * returned. Unpublish the mount first: what it leads to (the
-	 * fuse_mount, the fuse_conn, the vfsync_fuse) is freed a grace period
-	 * after this store, and a test that still found it runs in an RCU
-	 * read-side section (under sb_lock) that began before.
-	 */
-	WRITE_ONCE(sb->s_fs_info, NULL);
 	fuse_mount_destroy(fm);
 }
 
 /*
  * Under sb_lock, for every superblock of the type, dying ones too until
- * their ->kill_sb() returned (since 6.6): a dying one may have
- * unpublished its mount already (vfsync_fuse_kill_sb()).
+ * their ->kill_sb() returned: @sb's vfsync_fuse may have been released
+ * already, and is still there for the grace period (vfsync_fuse.rcu).
  */
 static int vfsync_fuse_test_super(struct super_block *sb,
 				  struct fs_context *fsc)
 {
 	struct fuse_mount *fsc_fm = fsc->s_fs_info;
-	struct fuse_mount *sb_fm = READ_ONCE(sb->s_fs_info);
-	struct vfsync_fuse *a, *b;
+	struct fuse_mount *sb_fm = get_fuse_mount_super(sb);
+	struct vfsync_fuse *a = compat_fc_iq(fsc_fm->fc)->priv;
+	struct vfsync_fuse *b = compat_fc_iq(sb_fm->fc)->priv;
 
-	if (!sb_fm)
-		return 0;
-	a = compat_fc_iq(fsc_fm->fc)->priv;
-	b = compat_fc_iq(sb_fm->fc)->priv;
 	return a->fs == b->fs;
 }
 
