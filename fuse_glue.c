@@ -127,10 +127,12 @@ struct vfsync_fuse {
 	bool forgets_stopped;			/* under forget_lock */
 	struct delayed_work forget_work;
 	/*
-	 * Freed a grace period after the connection's release: sget_fc()
-	 * may run vfsync_fuse_test_super() on the superblock of an unmount
-	 * (under sb_lock, an RCU read-side section) until that unmount's
-	 * ->kill_sb() has returned, after the release.
+	 * Freed a grace period after the connection's release, as the FUSE
+	 * core frees its fuse_mount. The connection is released after
+	 * kill_anon_super() in vfsync_fuse_kill_sb(), and from there on
+	 * sget_fc() no longer runs vfsync_fuse_test_super() on the
+	 * superblock (since 6.6 it is SB_DEAD, before that off the type's
+	 * list); the grace period covers a test that is already running.
 	 */
 	struct rcu_head rcu;
 	unsigned int nfud;
@@ -1002,9 +1004,8 @@ static void vfsync_fuse_kill_sb(struct super_block *sb)
 }
 
 /*
- * Under sb_lock, for every superblock of the type, dying ones too until
- * their ->kill_sb() returned: @sb's vfsync_fuse may have been released
- * already, and is still there for the grace period (vfsync_fuse.rcu).
+ * Under sb_lock, for every superblock of the type that is not dead; a
+ * dying one is still whole (see vfsync_fuse.rcu).
  */
 static int vfsync_fuse_test_super(struct super_block *sb,
 				  struct fs_context *fsc)
