@@ -59,7 +59,8 @@ vm_suite() {
 # hang_diagnosis NAME: one line on a row's run that hung: what the
 # reference device's rings held when the runner gave up on the guest
 # (dev-stats.at-timeout: chains it never saw, chains it held) and the
-# FUSE frames of the first hung task in the console.
+# FUSE frames where a writer of the stress test waited (its report in the
+# console) or else the first hung task.
 hang_diagnosis() {
 	local res=$logs/$1.results rings frames
 	if [ -s "$res/dev-stats.at-timeout" ]; then
@@ -77,9 +78,13 @@ hang_diagnosis() {
 	else
 		rings="no device snapshot"
 	fi
-	frames=$(grep -A40 -m1 'blocked for more than' "$res/console" 2>/dev/null |
-		grep -oE '(fuse|request|virtio)_[a-z_]+' | awk '!seen[$0]++' | head -n 4 | paste -sd, -)
-	echo "hung ($rings; hung task in ${frames:-?})"
+	# the stress test's report of a hung writer (its /proc/PID/stack), or
+	# else the kernel's first hung task
+	frames=$(grep 'stress: writer [0-9]* hung in' "$res/console" 2>/dev/null)
+	[ -n "$frames" ] || frames=$(grep -A40 -m1 'blocked for more than' "$res/console" 2>/dev/null)
+	frames=$(echo "$frames" | grep -oE '(fuse|request|virtio)_[a-z_]+' | awk '!seen[$0]++' |
+		head -n 4 | paste -sd, -)
+	echo "hung ($rings; waiting in ${frames:-?})"
 }
 
 # suite_once_more WHEN MODE NAME RUNNER-ARGS...: vm_suite that runs once

@@ -594,6 +594,35 @@ static int dir_is_empty(const char *dir)
 	return empty;
 }
 
+/*
+ * A writer that hangs: where it waits, from /proc/PID/stack (root in the
+ * guest), on stdout and in the kernel log (/dev/kmsg), where the console
+ * keeps it even if the guest never ends. Best effort: either may be absent.
+ */
+static void report_hung(int w, pid_t pid)
+{
+	char path[64], line[256];
+	FILE *f, *kmsg;
+
+	snprintf(path, sizeof(path), "/proc/%d/stack", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	kmsg = fopen("/dev/kmsg", "w");
+	printf("# writer %d (pid %d) hung in:\n", w, (int)pid);
+	while (fgets(line, sizeof(line), f)) {
+		printf("#   %s", line);
+		if (kmsg) {
+			fprintf(kmsg, "stress: writer %d hung in %s", w, line);
+			fflush(kmsg);
+		}
+	}
+	fflush(stdout);
+	fclose(f);
+	if (kmsg)
+		fclose(kmsg);
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -730,6 +759,7 @@ int main(int argc, char **argv)
 				break;
 			}
 			if (now_s() > hard) {
+				report_hung(w, pids[w]);
 				kill(pids[w], SIGKILL);
 				waitpid(pids[w], &status, 0);
 				snprintf(results[w].why, sizeof(results[w].why),
