@@ -374,6 +374,7 @@ void vfsync_needs_reset(struct vfsync_dev *fs)
 	dev_err(&fs->vdev->dev, "the device needs a reset: its requests end\n");
 	vfsync_queue_work(&fs->fail_work);
 }
+EXPORT_SYMBOL_IF_KUNIT(vfsync_needs_reset);
 
 /*
  * Reap a sync queue, its lock held. @own is the kicker's buffer (NULL for

@@ -1330,6 +1330,37 @@ static void vfsync_test_engine_all_broken(struct kunit *test)
 }
 
 /*
+ * The device asks for a reset (VIRTIO_CONFIG_S_NEEDS_RESET, through the
+ * config change that calls vfsync_needs_reset()): no queue is broken yet,
+ * and no submission comes to notice anything. fail_work breaks them all
+ * and what they held ends with -ENOTCONN, as for a device that is gone.
+ */
+static void vfsync_test_engine_needs_reset(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct test_buf *a = test_buf(test, TEST_ASYNC);
+	struct test_buf *b = test_buf(test, TEST_SYNC_OK);
+
+	td->rings[TEST_REQ].mode = TEST_HOLD;
+	td->rings[TEST_SYNC].mode = TEST_HOLD;
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &b->buf), 0);
+
+	vfsync_needs_reset(&td->fs);
+	flush_work(&td->fs.fail_work);
+	test_wait_end(a);
+	test_wait_end(b);
+	KUNIT_EXPECT_EQ(test, a->completed, 1U);
+	KUNIT_EXPECT_EQ(test, a->err, -ENOTCONN);
+	KUNIT_EXPECT_EQ(test, b->completed, 1U);
+	KUNIT_EXPECT_EQ(test, b->err, -ENOTCONN);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(td->fs.failed));
+	KUNIT_EXPECT_TRUE(test, virtqueue_is_broken(td->vqs[TEST_REQ].vq));
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_REQ].in_flight), 0);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_SYNC].in_flight), 0);
+}
+
+/*
  * A kick the transport could not deliver, made outside the queue lock
  * (a request queue's): the queue is broken and nothing else will look at
  * it. Its requests end with -ENOTCONN all the same.
@@ -1406,6 +1437,7 @@ static struct kunit_case vfsync_engine_cases[] = {
 	KUNIT_CASE(vfsync_test_engine_broken),
 	KUNIT_CASE(vfsync_test_engine_remove_late_irq),
 	KUNIT_CASE(vfsync_test_engine_all_broken),
+	KUNIT_CASE(vfsync_test_engine_needs_reset),
 	KUNIT_CASE(vfsync_test_engine_notify_failed),
 	KUNIT_CASE(vfsync_test_engine_defer),
 	KUNIT_CASE(vfsync_test_engine_defer_stopped),
