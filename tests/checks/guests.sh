@@ -56,25 +56,34 @@ vm_suite() {
 # on pc under 6.1-rt, and ours with the reference device on microvm, so
 # with neither of the project's parts; 6.12 and 7.3 never showed it.
 #
+# ring_totals FILE: of a device's stats with ring indices (dev-stats.at-
+# timeout), "UNSEEN HELD BUSY": chains made available that it never took,
+# chains it took and never gave back, and queues with no indices (a sync
+# kick held them, or their rings were not mapped).
+ring_totals() {
+	awk '{ a = p = u = -1
+		for (i = 1; i <= NF; i++) {
+			split($i, kv, "=")
+			if (kv[1] == "avail") a = kv[2]
+			if (kv[1] == "popped") p = kv[2]
+			if (kv[1] == "used") u = kv[2]
+		}
+		if (a < 0) { busy++; next }
+		unseen += (a - p + 65536) % 65536
+		held += (p - u + 65536) % 65536
+	} END { print unseen + 0, held + 0, busy + 0 }' "$1"
+}
+
 # hang_diagnosis NAME: one line on a row's run that hung: what the
 # reference device's rings held when the runner gave up on the guest
 # (dev-stats.at-timeout: chains it never saw, chains it held) and the
 # FUSE frames where a writer of the stress test waited (its report in the
 # console) or else the first hung task.
 hang_diagnosis() {
-	local res=$logs/$1.results rings frames
+	local res=$logs/$1.results rings frames unseen held busy
 	if [ -s "$res/dev-stats.at-timeout" ]; then
-		rings=$(awk '{ a = p = u = -1
-			for (i = 1; i <= NF; i++) {
-				split($i, kv, "=")
-				if (kv[1] == "avail") a = kv[2]
-				if (kv[1] == "popped") p = kv[2]
-				if (kv[1] == "used") u = kv[2]
-			}
-			if (a < 0) { busy++; next }
-			unseen += (a - p + 65536) % 65536
-			held += (p - u + 65536) % 65536
-		} END { printf "device: %d unseen, %d held, %d busy queues", unseen, held, busy }' 			"$res/dev-stats.at-timeout")
+		read -r unseen held busy < <(ring_totals "$res/dev-stats.at-timeout")
+		rings="device: $unseen unseen, $held held, $busy busy queues"
 	else
 		rings="no device snapshot"
 	fi
