@@ -1297,6 +1297,26 @@ static void vfsync_test_engine_remove_late_irq(struct kunit *test)
 }
 
 /*
+ * After fail_work for a device that is gone: @a (request queue) and @b
+ * (sync queue), which it held, ended with -ENOTCONN, the device is failed
+ * and its queues hold nothing.
+ */
+static void expect_device_gone(struct kunit *test, struct test_dev *td,
+			       struct test_buf *a, struct test_buf *b)
+{
+	flush_work(&td->fs.fail_work);
+	test_wait_end(a);
+	test_wait_end(b);
+	KUNIT_EXPECT_EQ(test, a->completed, 1U);
+	KUNIT_EXPECT_EQ(test, a->err, -ENOTCONN);
+	KUNIT_EXPECT_EQ(test, b->completed, 1U);
+	KUNIT_EXPECT_EQ(test, b->err, -ENOTCONN);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(td->fs.failed));
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_REQ].in_flight), 0);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_SYNC].in_flight), 0);
+}
+
+/*
  * Every queue broken at once (the transport gave up on the device): what
  * the queues held ends with -ENOTCONN, the device is reset and kept
  * failed, so that no waiter and no unmount hangs for a removal that may
@@ -1317,16 +1337,7 @@ static void vfsync_test_engine_all_broken(struct kunit *test)
 
 	virtio_break_device(&td->vdev);
 	KUNIT_EXPECT_NE(test, vfsync_submit(&td->fs, &c->buf), 0);
-	flush_work(&td->fs.fail_work);
-	test_wait_end(a);
-	test_wait_end(b);
-	KUNIT_EXPECT_EQ(test, a->completed, 1U);
-	KUNIT_EXPECT_EQ(test, a->err, -ENOTCONN);
-	KUNIT_EXPECT_EQ(test, b->completed, 1U);
-	KUNIT_EXPECT_EQ(test, b->err, -ENOTCONN);
-	KUNIT_EXPECT_TRUE(test, READ_ONCE(td->fs.failed));
-	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_REQ].in_flight), 0);
-	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_SYNC].in_flight), 0);
+	expect_device_gone(test, td, a, b);
 }
 
 /*
@@ -1347,17 +1358,8 @@ static void vfsync_test_engine_needs_reset(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &b->buf), 0);
 
 	vfsync_needs_reset(&td->fs);
-	flush_work(&td->fs.fail_work);
-	test_wait_end(a);
-	test_wait_end(b);
-	KUNIT_EXPECT_EQ(test, a->completed, 1U);
-	KUNIT_EXPECT_EQ(test, a->err, -ENOTCONN);
-	KUNIT_EXPECT_EQ(test, b->completed, 1U);
-	KUNIT_EXPECT_EQ(test, b->err, -ENOTCONN);
-	KUNIT_EXPECT_TRUE(test, READ_ONCE(td->fs.failed));
+	expect_device_gone(test, td, a, b);
 	KUNIT_EXPECT_TRUE(test, virtqueue_is_broken(td->vqs[TEST_REQ].vq));
-	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_REQ].in_flight), 0);
-	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_SYNC].in_flight), 0);
 }
 
 /*
