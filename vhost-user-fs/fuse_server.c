@@ -173,6 +173,8 @@ static int op_init(struct req *r)
 		FUSE_MAX_PAGES | FUSE_CACHE_SYMLINKS;
 	if (s->opt->writeback)
 		want |= FUSE_WRITEBACK_CACHE;
+	if (s->opt->no_async_dio)
+		want &= ~FUSE_ASYNC_DIO;
 	o->flags = in->flags & want;
 	s->writeback = o->flags & FUSE_WRITEBACK_CACHE;
 	o->max_readahead = in->max_readahead;

@@ -68,6 +68,9 @@ static void usage(FILE *f)
 "                         the share is on ext2/3/4, xfs, btrfs or tmpfs\n"
 "                         (not on its submounts of other file systems)\n"
 "  --writeback, --no-writeback  FUSE writeback cache (default off)\n"
+"  --no-async-dio         never grant FUSE_ASYNC_DIO, as a frontend with sync\n"
+"                         queues never asks for it (bench knob: the same\n"
+"                         O_DIRECT path for an interrupt-driven frontend)\n"
 "  --xattr, --no-xattr    extended attributes (default on)\n"
 "  --request-queues=R     request queues in the config space (default 1)\n"
 "  --sync-queues=S        sync queues, 0 = VIRTIO_FS_F_SYNC not offered (1)\n"
@@ -247,6 +250,7 @@ static const struct opt_def opt_defs[] = {
 	CHOICE("flush", flush, flush_choices),
 	FLAG("writeback", writeback),
 	NOFLAG("no-writeback", writeback),
+	FLAG("no-async-dio", no_async_dio),
 	FLAG("xattr", xattr),
 	NOFLAG("no-xattr", xattr),
 	UINT("request-queues", request_queues, 1, FS_MAX_QUEUES - 1),

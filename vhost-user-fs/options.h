@@ -27,6 +27,7 @@ struct options {
 	const char *trace_file;
 	bool readonly;
 	bool writeback;
+	bool no_async_dio;		/* --no-async-dio: never grant FUSE_ASYNC_DIO */
 	bool xattr;
 	bool stats;
 	bool persistent;

@@ -401,6 +401,30 @@ static void t_fuse_init(void)
 	CHECK(!(o->flags & (FUSE_POSIX_LOCKS | FUSE_FLOCK_LOCKS)));
 }
 
+static void no_async_dio(struct options *o)
+{
+	o->no_async_dio = true;
+}
+
+/* --no-async-dio takes FUSE_ASYNC_DIO, and only it, out of the grant */
+static void t_fuse_init_no_async_dio(void)
+{
+	struct fuse_init_in init = { .major = 7, .minor = 41, .flags = 0xffffffff };
+	struct fuse_init_out *o;
+	struct reply r;
+	uint32_t granted;
+
+	server_start(false, 64);
+	r = req(FUSE_INIT, 0, &init, sizeof(init), NULL);
+	o = r.data;
+	CHECK(r.error == 0 && (o->flags & FUSE_ASYNC_DIO));
+	granted = r.error ? 0 : o->flags;
+	server_start_opts(false, 64, no_async_dio);
+	r = req(FUSE_INIT, 0, &init, sizeof(init), NULL);
+	o = r.data;
+	CHECK(r.error == 0 && o->flags == (granted & ~FUSE_ASYNC_DIO));
+}
+
 static void t_fuse_malformed(void)
 {
 	struct fuse_in_header *ih = (void *)ctx->in;
@@ -1681,6 +1705,7 @@ int main(int argc, char **argv)
 	   outside, share);
 	server_start(false, 64);
 	run("fuse: init", t_fuse_init);
+	run("fuse: init without FUSE_ASYNC_DIO", t_fuse_init_no_async_dio);
 	run("fuse: malformed requests", t_fuse_malformed);
 	run("fuse: .. at the root", t_fuse_dotdot_root);
 	run("fuse: symlinks out of the share", t_fuse_symlink_escape);
