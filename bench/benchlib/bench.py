@@ -614,6 +614,10 @@ def side_opts(config):
     if config == "ours-async":
         # beside ours-sync the module's sync= is on: no sync queues here
         return ["--driver", "ours", "--dev-opts", "--sync-queues=0"]
+    if config == "ours-async-no-async-dio":
+        # the FUSE flags of a share on sync queues: the driver does not ask
+        # for FUSE_ASYNC_DIO there (fuse_glue.c, vfsync_init_flags())
+        return ["--driver", "ours", "--dev-opts", "--sync-queues=0 --no-async-dio"]
     if config == "ours-sync":
         return ["--driver", "ours"]
     raise Fail("no interleaved side for %s" % config)

@@ -26,7 +26,10 @@ from benchlib.stats import bootstrap_ci
 PAIRS = (
     ("sync-vs-intree", "ours-sync", "intree", "the driver (and the sync path)"),
     ("async-vs-intree", "ours-async", "intree", "the driver, both interrupt-driven"),
-    ("sync-vs-async", "ours-sync", "ours-async", "only whether the device offers sync queues"),
+    ("sync-vs-async", "ours-sync", "ours-async-no-async-dio",
+     "only whether the device offers sync queues (the FUSE flags alike)"),
+    ("async-dio", "ours-async-no-async-dio", "ours-async",
+     "only FUSE_ASYNC_DIO, not granted on B (as with sync queues)"),
     ("aa", "intree-again", "intree", "nothing: the A/A control"),
 )
 CONTROL = "aa"

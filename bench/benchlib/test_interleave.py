@@ -86,8 +86,13 @@ class Args(unittest.TestCase):
         a = args[args.index("/A") + 1:args.index("--share", args.index("/A"))]
         b = args[args.index("/B") + 1:]
         self.assertEqual(a, ["--driver", "ours", "--dev-opts",
-                             "--sync-queues=0 --populate-memory --file-handles"])
+                             "--sync-queues=0 --no-async-dio --populate-memory --file-handles"])
         self.assertEqual(b, ["--driver", "ours", "--dev-opts", "--populate-memory --file-handles"])
+        args = bench.interleave_args(s, "async-dio", ["/A", "/B"])
+        a = args[args.index("/A") + 1:args.index("--share", args.index("/A"))]
+        b = args[args.index("/B") + 1:]
+        self.assertEqual(a[-1], "--sync-queues=0 --populate-memory --file-handles")
+        self.assertEqual(b[-1], "--sync-queues=0 --no-async-dio --populate-memory --file-handles")
         args = bench.interleave_args(s, "async-vs-intree", ["/A", "/B"])
         self.assertEqual(args[args.index("--sync") + 1], "off")
         s = bench.Settings({"BENCH_PIN_DEVICE": "0", "BENCH_PIN_GUEST": "1",
