@@ -289,6 +289,7 @@ def render(jpath, mdpath, svgdir, notes=None):
     rep.counters_section()
     rep.device_timing_section()
     rep.hostcost_section()
+    rep.round_trip_section()
     rep.kick_floor_section(uml)
     rep.breakdown_section()
     rep.paired_section()

@@ -203,6 +203,85 @@ class CostSections:
             p("| %s | %s | %s | %s |" % (k[0], k[1], k[2], " | ".join(cells)))
         p("")
 
+    def round_trips(self):
+        """Per layout and driver of the placement matrix, one request's round
+        trip from the floor boots (device --cache=never): {layout: {driver:
+        {"stat_us": stats3 of the boots' stat() time per call, "req_per_call":
+        stats3 of the device's requests (request and sync queues) per call,
+        "floor_us": stats3 of the boots' median kick (sync boots only)}}}."""
+        out = {}
+        for r in self.runs:
+            c = configs.CONFIGS.get(r["config"])
+            if r["kind"] != "floor" or r["rc"] != 0 or not c or c.group != "uml":
+                continue
+            base = next((m for m in configs.MATRIX
+                         if r["config"] == configs.layout_name(m, c.layout)), None)
+            if base is None and r["config"] == "ours-sync-faithful":
+                base = "ours-sync"
+            st = metrics.phase(r, "statloop")
+            if base is None or not st or not st.get("n"):
+                continue
+            d = out.setdefault(c.layout, {}).setdefault(base, {"stat": [], "req": [], "floor": []})
+            d["stat"].append(st["mean_ns"] / 1000.0)
+            req = counters.total(r.get("dev_stats") or [], "requests",
+                                 lambda q: q.get("type") in ("request", "sync"))
+            if req:
+                d["req"].append(req / float(st["n"]))
+            kf = metrics.phase(r, "kickfloor")
+            if kf and kf.get("median_ns") is not None:
+                d["floor"].append(kf["median_ns"] / 1000.0)
+        return {lay: {drv: {"stat_us": stats3(d["stat"]),
+                            "req_per_call": stats3(d["req"]) if d["req"] else None,
+                            "floor_us": stats3(d["floor"]) if d["floor"] else None}
+                      for drv, d in drvs.items()}
+                for lay, drvs in out.items()}
+
+    def round_trip_section(self):
+        """One request's round trip per layout and driver, beside the host's
+        hand-off cost that layout pays (bench/README.md, Host costs)."""
+        rt = self.round_trips()
+        if not rt:
+            return
+        p = self.p
+        hc = self.data.get("hostcost") or {}
+        pipe = {}
+        for w in ("start", "end"):
+            for d in hc.get(w) or []:
+                if d["kind"] == "pipe":
+                    pipe.setdefault(d["layout"], []).append(d["rtt_us_median"])
+        p("## One request's round trip per layout")
+        p("")
+        p("The floor boots' stat() loop (device `--cache=never`: every call goes to the "
+          "device) per driver and layout: the time of one call, median over the boots "
+          "(min–max), and the device's requests per call, median (request and sync queues "
+          "over the loop's calls; the boot's other phases add a few). For in-tree and ours-async that "
+          "is the interrupt-driven path's round trip, kick to the device's worker and "
+          "completion interrupt back; for ours-sync the sync path's, with its kick floor (the "
+          "same boots' empty kicks) beside it. *Host hand-off*: bench/hostcost.c's pipe round "
+          "trip of the layout's CPUs (split: cross, colocated: same; start and end of the run), "
+          "which an interrupt-driven request pays at least once and a sync request in the "
+          "split layout once; floating has no fixed CPUs.")
+        p("")
+        drivers = [m for m in configs.MATRIX if any(m in d for d in rt.values())]
+        p("| layout | host hand-off, us | " + " | ".join(
+            "%s: stat(), us; requests per call" % m for m in drivers) + " | ours-sync kick floor, us |")
+        p("|" + " --- |" * (3 + len(drivers)))
+        hand = {"split": "cross", "colocated": "same", "faithful": "cross"}
+        for lay in ("split", "colocated", "floating", "faithful"):
+            if lay not in rt:
+                continue
+            h = pipe.get(hand.get(lay))
+            cells = []
+            for m in drivers:
+                d = rt[lay].get(m)
+                cells.append("%s; %s requests" % (cell(d["stat_us"]), fmt(d["req_per_call"][0]))
+                             if d and d["req_per_call"] else cell(d["stat_us"]) if d else "-")
+            f = (rt[lay].get("ours-sync") or {}).get("floor_us")
+            p("| %s | %s | %s | %s |" % (
+                lay, " / ".join(fmt(x) for x in h) if h else "-", " | ".join(cells),
+                cell(f) if f else "-"))
+        p("")
+
     def kick_floor_section(self, uml):
         p = self.p
         p("## Kick floor: the transport's round trip, and the sync path above it")

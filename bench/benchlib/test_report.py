@@ -439,6 +439,24 @@ class HostCost(unittest.TestCase):
     def test_old_json_has_no_section(self):
         self.assertNotIn("## Host costs", rendered(data()))
 
+    def test_round_trip_per_layout(self):
+        d = data()
+        d["hostcost"] = {"start": collect.hostcost_lines(self.LINES)}
+        for i in range(2):
+            d["runs"].append(floor_run("intree-colocated", 20 + i, 60.0 + 2 * i, 2))
+            d["runs"].append(floor_run("ours-sync-colocated", 20 + i, 40.0, 2, kick_ns=8000))
+        rt = rep(d).round_trips()
+        self.assertEqual(rt["split"]["intree"]["stat_us"][:3], (120.0, 120.0, 120.0))
+        self.assertEqual(rt["colocated"]["intree"]["stat_us"][:3], (61.0, 60.0, 62.0))
+        self.assertAlmostEqual(rt["colocated"]["intree"]["req_per_call"][0], 2.01)
+        self.assertIsNone(rt["colocated"]["intree"]["floor_us"])
+        self.assertEqual(rt["colocated"]["ours-sync"]["floor_us"][0], 8.0)
+        text = rendered(d)
+        self.assertIn("## One request's round trip per layout", text)
+        row = next(ln for ln in text.splitlines() if ln.startswith("| colocated |"))
+        self.assertEqual(row, "| colocated | 4.90 | 61.0 (60.0–62.0); 2.01 requests | "
+                              "40.0 (40.0–40.0); 2.01 requests | 8.00 (8.00–8.00) |")
+
 
 class Placement(unittest.TestCase):
     def data(self):
