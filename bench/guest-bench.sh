@@ -29,6 +29,11 @@
 #                       (default tools/objtool; gen for the generated one)
 #   --label TEXT        copied into every line as "label"
 #   --no-drop           do not drop caches (lines say caches_dropped 0)
+#   --dev-cpu FILE:SIDE a file the host keeps current whose line
+#                       "devcpu hz=H a=T b=T" gives its devices' CPU ticks
+#                       (bench/interleave.sh's --host-stat); every line then
+#                       has "dev_cpu_ticks" (device SIDE's, a or b, during
+#                       the phase) and "dev_hz"
 #
 # Every line has "phase", "rc", the guest CPU time of the phase from
 # /proc/stat ("cpu_*_ticks", all CPUs, in "hz" ticks per second) and the
@@ -41,7 +46,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 dir=. size=full workloads=floor,fio,unlink,smallfile,seq,build jobs= vfsbench=
 tarball=$here/../build/bench/objtool-src.tar.gz make_dir=tools/objtool label=
-no_drop=0
+no_drop=0 dev_cpu=
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -54,6 +59,7 @@ while [ $# -gt 0 ]; do
 	--make-dir) make_dir=$2; shift 2 ;;
 	--label) label=$2; shift 2 ;;
 	--no-drop) no_drop=1; shift ;;
+	--dev-cpu) dev_cpu=$2; shift 2 ;;
 	-h | --help) sed -n '3,/^set -u/p' "$0" | sed 's/^# \{0,1\}//; /^set -u/d'; exit 0 ;;
 	*) echo "guest-bench: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -112,16 +118,29 @@ cpu_now() {
 
 # run_phase NAME EXTRA_JSON CMD...: drop caches, run CMD (a vfsbench call or
 # a shell function printing one JSON object), print the merged line.
+# dev_ticks: "HZ TICKS" of the --dev-cpu side's device, or nothing.
+dev_ticks() {
+	[ -n "$dev_cpu" ] || return 0
+	# O_DIRECT: the host rewrites the file in place (bench.py's HostStat)
+	{ dd if="${dev_cpu%:*}" iflag=direct bs=4096 count=1 2>/dev/null || cat "${dev_cpu%:*}"; } |
+		awk -v side="${dev_cpu##*:}" '$1 == "devcpu" { h = ""; t = ""
+			for (i = 2; i <= NF; i++) { split($i, kv, "=")
+				if (kv[1] == "hz") h = kv[2]; else if (kv[1] == side) t = kv[2] }
+			if (h != "" && t != "") print h, t; exit }'
+}
+
 run_phase() {
 	name=$1 extra=$2
 	shift 2
 	progress "$name"
 	drop_caches
+	d0=$(dev_ticks)
 	cpu_now
 	u0=$c_user n0=$c_nice s0=$c_sys i0=$c_idle w0=$c_iowait q0=$c_irq sq0=$c_softirq
 	"$@" >"$tmp/line" 2>"$tmp/err"
 	rc=$?
 	cpu_now
+	d1=$(dev_ticks)
 	line=$(grep '^{' "$tmp/line" | tail -n 1)
 	[ -n "$line" ] || line="{\"error\":\"$(tail -n 3 "$tmp/err" "$tmp/line" 2>/dev/null | tr '\n"\\' "  /" | cut -c1-300)\"}"
 	[ $rc = 0 ] || sed 's/^/guest-bench: /' "$tmp/err" | tail -n 5 >&2
@@ -130,6 +149,9 @@ run_phase() {
 	printf '"cpu_user_ticks":%s,"cpu_sys_ticks":%s,"cpu_idle_ticks":%s,"cpu_iowait_ticks":%s,"cpu_irq_ticks":%s,' \
 		$((c_user + c_nice - u0 - n0)) $((c_sys - s0)) $((c_idle - i0)) $((c_iowait - w0)) \
 		$((c_irq + c_softirq - q0 - sq0))
+	if [ -n "$d0" ] && [ -n "$d1" ]; then
+		printf '"dev_hz":%s,"dev_cpu_ticks":%s,' "${d1% *}" $((${d1#* } - ${d0#* }))
+	fi
 	[ -n "$extra" ] && printf '%s,' "$extra"
 	printf '%s\n' "${line#\{}"
 }

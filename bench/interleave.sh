@@ -18,8 +18,10 @@
 #   --vfsbench PATH     guest-bench.sh's helper
 #   --host-stat FILE    a file whose "cpu" line is the host's /proc/stat's,
 #                       kept current by the host (make bench rewrites one
-#                       in share A twice a second); without it steal is not
-#                       measured
+#                       in share A ten times a second); without it steal is not
+#                       measured. Its "devcpu" line, where the host writes
+#                       one, gives each phase its side's device CPU
+#                       (guest-bench.sh --dev-cpu)
 #   --steal-max PCT     a block during which the host stole more than PCT
 #                       per cent of its CPU time is run again (default 5)
 #   --reruns N          at most N reruns of one block (default 2); a block
@@ -67,7 +69,7 @@ steal_ticks() {
 # side NAME DIR POS K N: one guest-bench.sh run, its lines labelled.
 side() {
 	sh "$here/guest-bench.sh" --dir "$2" --size "$size" --workloads "$workloads" \
-		${vfsbench:+--vfsbench "$vfsbench"} \
+		${vfsbench:+--vfsbench "$vfsbench"} ${host_stat:+--dev-cpu "$host_stat:$1"} \
 		--label "block=$4 side=$1 pos=$3 attempt=$5"
 }
 

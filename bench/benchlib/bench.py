@@ -648,26 +648,85 @@ def interleave_args(s, name, dirs):
     return out
 
 
-class HostStat:
-    """Rewrites DIR/.interleave-hoststat in place with the host's /proc/stat
-    cpu line, padded to one width (the guest reads it with O_DIRECT), twice
-    a second until stopped."""
+def tree_cpu_ticks(pid):
+    """User + system clock ticks of process PID and of its descendants now
+    running (the reference device's sandbox forks: its child does the work),
+    from /proc/PID/stat and /proc/PID/task/*/children; None if PID is gone."""
+    total, todo, seen = None, [pid], set()
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            with open("/proc/%d/stat" % p) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            # fields[0] is the state (stat's 3rd field): utime, stime are 14, 15
+            total = (total or 0) + int(fields[11]) + int(fields[12])
+            for t in os.listdir("/proc/%d/task" % p):
+                with open("/proc/%d/task/%s/children" % (p, t)) as f:
+                    todo += [int(c) for c in f.read().split()]
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
 
-    def __init__(self, d):
+
+class HostStat:
+    """Rewrites DIR/.interleave-hoststat in place ten times a second until
+    stopped: the host's /proc/stat cpu line, then "devcpu hz=H a=T b=T",
+    the CPU ticks so far of the devices serving SHARES (A's and B's: the
+    processes whose command line has --shared-dir=THAT, with their
+    children), each line padded to one width (the guest reads the file with
+    O_DIRECT)."""
+
+    def __init__(self, d, shares=()):
         self.path = os.path.join(d, HOSTSTAT)
+        self.shares = dict(zip("ab", shares))
+        self.pids = {}
         self.stop = threading.Event()
         self.write()
         self.thread = threading.Thread(target=self.loop, daemon=True)
         self.thread.start()
 
+    def device_pids(self):
+        """{"a": pid, "b": pid} of the devices found so far: for each share,
+        the process with --shared-dir=SHARE whose parent has not."""
+        for side, share in self.shares.items():
+            if side in self.pids and os.path.exists("/proc/%d" % self.pids[side]):
+                continue
+            self.pids.pop(side, None)
+            arg = ("--shared-dir=" + share).encode()
+            found = {}
+            for name in os.listdir("/proc"):
+                if not name.isdigit():
+                    continue
+                try:
+                    with open("/proc/%s/cmdline" % name, "rb") as f:
+                        if arg not in f.read().split(b"\0"):
+                            continue
+                    with open("/proc/%s/stat" % name) as f:
+                        found[int(name)] = int(f.read().rsplit(")", 1)[1].split()[1])
+                except (OSError, ValueError, IndexError):
+                    continue
+            top = [pid for pid, ppid in found.items() if ppid not in found]
+            if len(top) == 1:
+                self.pids[side] = top[0]
+        return self.pids
+
     def write(self):
         with open("/proc/stat") as f:
             line = next(ln for ln in f if ln.startswith("cpu "))
+        dev = "devcpu hz=%d" % os.sysconf("SC_CLK_TCK")
+        for side, pid in sorted(self.device_pids().items()):
+            t = tree_cpu_ticks(pid)
+            if t is not None:
+                dev += " %s=%d" % (side, t)
         with open(self.path, "r+" if os.path.exists(self.path) else "w") as f:
-            f.write(line.rstrip("\n").ljust(HOSTSTAT_WIDTH)[:HOSTSTAT_WIDTH] + "\n")
+            for ln in (line.rstrip("\n"), dev):
+                f.write(ln.ljust(HOSTSTAT_WIDTH)[:HOSTSTAT_WIDTH] + "\n")
 
     def loop(self):
-        while not self.stop.wait(0.5):
+        while not self.stop.wait(0.1):
             self.write()
 
     def close(self):
@@ -698,7 +757,7 @@ def run_interleave(s, ctx):
             log("interleaved pair %s: %s blocks of %s (load %s)"
                 % (name, s.interleave_blocks, s.interleave_workloads, loadavg()))
             t0 = time.time()
-            hs = HostStat(dirs[0])
+            hs = HostStat(dirs[0], dirs)
             try:
                 with open(os.path.join(ctx["raw"], "interleave-%s.stderr" % name), "w") as err:
                     rc = vm_run(args + ["--timeout", str(INTERLEAVE_BLOCK_TIMEOUT *

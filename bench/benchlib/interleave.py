@@ -99,23 +99,37 @@ def cpu_per_phase(run, ph):
     return (ln.get("cpu_user_ticks", 0) + ln.get("cpu_sys_ticks", 0)) / float(ln.get("hz", 100))
 
 
+def dev_cpu_per_phase(run, ph):
+    """The device's CPU seconds in phase PH of one side of a block (the
+    host's figure, guest-bench.sh --dev-cpu), or None."""
+    ln = metrics.phase(run, ph)
+    if not ln or ln.get("dev_cpu_ticks") is None or not ln.get("dev_hz"):
+        return None
+    return ln["dev_cpu_ticks"] / float(ln["dev_hz"])
+
+
 def analyse(lines):
     """{(wid, label): {"unit", "better", "ratios", "median", "ci95",
-    "better_blocks", "cpu_a", "cpu_b"}} of one pair's lines: ratios are
-    B over A per block (last attempts), cpu_a and cpu_b the medians of the
-    sides' guest CPU seconds in that row's phase."""
+    "better_blocks", "cpu_a", "cpu_b", "dev_cpu_a", "dev_cpu_b"}} of one
+    pair's lines: ratios are B over A per block (last attempts), cpu_a and
+    cpu_b the medians of the sides' guest CPU seconds in that row's phase,
+    dev_cpu_a and dev_cpu_b those of their devices (None where not
+    measured)."""
     bl = blocks(lines)
     out = {}
     for wid, label, unit, better, get in rows():
-        rs, ca, cb = [], [], []
+        rs, ca, cb, da, db = [], [], [], [], []
         for k in sorted(bl):
             va, vb = get(bl[k]["a"]), get(bl[k]["b"])
             if va and vb is not None:
                 rs.append(vb / va)
-            for run, acc in ((bl[k]["a"], ca), (bl[k]["b"], cb)):
-                c = cpu_per_phase(run, _phase_of(run, get))
+            for run, acc, dacc in ((bl[k]["a"], ca, da), (bl[k]["b"], cb, db)):
+                ph = _phase_of(run, get)
+                c, d = cpu_per_phase(run, ph), dev_cpu_per_phase(run, ph)
                 if c is not None:
                     acc.append(c)
+                if d is not None:
+                    dacc.append(d)
         if not rs:
             continue
         good = [x > 1 if better == "higher" else x < 1 for x in rs]
@@ -123,7 +137,9 @@ def analyse(lines):
             "unit": unit, "better": better, "ratios": rs, "median": statistics.median(rs),
             "ci95": bootstrap_ci(rs), "better_blocks": sum(good),
             "cpu_a": statistics.median(ca) if ca else None,
-            "cpu_b": statistics.median(cb) if cb else None}
+            "cpu_b": statistics.median(cb) if cb else None,
+            "dev_cpu_a": statistics.median(da) if da else None,
+            "dev_cpu_b": statistics.median(db) if db else None}
     return out
 
 

@@ -90,7 +90,9 @@ class ClaimSections:
           "(2,000 resamples), the blocks B was better in, and the claim: *faster* or *slower* "
           "only where the interval excludes 1.00 and the A/A pair's interval on that row holds "
           "1.00. CPU: the guest's user + system seconds of that phase, median of the blocks, "
-          "A / B. A block during which the host lost more than %s %% of its CPU time to steal "
+          "A / B, and where measured its side's device's (the host's figure of the device's "
+          "process and its children, read by the guest around the phase: a device's idle "
+          "threads cost nothing, so it is the device's work for that phase). A block during which the host lost more than %s %% of its CPU time to steal "
           "was run again (twice at most); only its last attempt counts."
           % (il.get("layout", "?"), il.get("pin_device", "?"), il.get("pin_guest", "?"),
              il.get("workloads", "?"), il.get("blocks", "?"), il.get("steal_max", "?")))
@@ -127,6 +129,8 @@ class ClaimSections:
                 ci = st["ci95"]
                 cpu = ("; CPU %s / %s s" % (fmt(st["cpu_a"]), fmt(st["cpu_b"]))
                        if st["cpu_a"] is not None and st["cpu_b"] is not None else "")
+                if st.get("dev_cpu_a") is not None and st.get("dev_cpu_b") is not None:
+                    cpu += ", device %s / %s s" % (fmt(st["dev_cpu_a"]), fmt(st["dev_cpu_b"]))
                 cl = st.get("claim")
                 cells.append("%.2f×%s, %d/%d%s%s" % (
                     st["median"], " [%.2f–%.2f]" % ci if ci else "", st["better_blocks"],

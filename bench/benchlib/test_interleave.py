@@ -1,6 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """benchlib/interleave.py and its report section: the ABBA blocks of
 bench/interleave.sh."""
+import os
+import subprocess
+import sys
+import tempfile
+import time
 import unittest
 
 from benchlib import bench, interleave
@@ -12,7 +17,8 @@ def side(k, sd, pos, att, unlink_us, fio_mib):
     s = {"bw": fio_mib * 1024, "iops": fio_mib * 256}
     return [line("unlink", label=lab, mean_ns=unlink_us * 1000, median_ns=unlink_us * 1000,
                  clock_pair_ns=1000, creates_per_s=1000.0, cpu_user_ticks=10,
-                 cpu_sys_ticks=10 if sd == "a" else 5),
+                 cpu_sys_ticks=10 if sd == "a" else 5, dev_hz=100,
+                 dev_cpu_ticks=30 if sd == "a" else 12),
             line("fio-1", label=lab, fio={"read": s, "write": s})]
 
 
@@ -43,6 +49,8 @@ class Analyse(unittest.TestCase):
         self.assertEqual(st["better_blocks"], 24)
         self.assertEqual(st["ci95"], (0.6, 0.6))
         self.assertEqual((st["cpu_a"], st["cpu_b"]), (0.2, 0.15))
+        self.assertEqual((st["dev_cpu_a"], st["dev_cpu_b"]), (0.3, 0.12))
+        self.assertIsNone(an[("fio-1", "read MiB/s")]["dev_cpu_a"])   # not measured there
         self.assertEqual(interleave.reruns(lines), (1, 0))
 
     def test_claims_follow_the_intervals(self):
@@ -74,7 +82,7 @@ class Analyse(unittest.TestCase):
                       "| 24 | 1 | 0 | 0.50 | 0 |", text)
         row = next(ln for ln in text.splitlines() if ln.startswith("| unlink | mean, us |"))
         self.assertIn("**faster**", row)
-        self.assertIn("CPU 0.200 / 0.150 s", row)
+        self.assertIn("CPU 0.200 / 0.150 s, device 0.300 / 0.120 s", row)
 
 
 class Args(unittest.TestCase):
@@ -100,3 +108,64 @@ class Args(unittest.TestCase):
         args = bench.interleave_args(s, "aa", ["/A", "/B"])
         self.assertEqual(args[args.index("--pin-device") + 1], "0")
         self.assertEqual(args.count("--driver"), 2)
+
+
+class DeviceCpu(unittest.TestCase):
+    def test_tree_ticks_count_a_forked_child(self):
+        # a parent that only waits, and its child that burns 0.4 s of CPU
+        # and then sleeps: the reference device's sandbox is such a pair
+        burn = ("import time\nwhile time.process_time() < 0.4: pass\n"
+                "time.sleep(60)\n")
+        parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys; "
+                                   "subprocess.run([sys.executable, '-c', %r])" % burn])
+        try:
+            deadline = time.time() + 30
+            while bench.tree_cpu_ticks(parent.pid) < 0.4 * os.sysconf("SC_CLK_TCK") - 2:
+                self.assertLess(time.time(), deadline, "the child's CPU never showed")
+                time.sleep(0.1)
+            with open("/proc/%d/stat" % parent.pid) as f:
+                own = f.read().rsplit(")", 1)[1].split()
+            self.assertLess(int(own[11]) + int(own[12]), 0.3 * os.sysconf("SC_CLK_TCK"))
+        finally:
+            with open("/proc/%d/task/%d/children" % (parent.pid, parent.pid)) as f:
+                for c in f.read().split():
+                    os.kill(int(c), 9)
+            parent.wait()
+        self.assertIsNone(bench.tree_cpu_ticks(parent.pid))
+
+    def test_host_stat_file_has_both_devices_once_they_run(self):
+        with tempfile.TemporaryDirectory() as share, tempfile.TemporaryDirectory() as b:
+            hs = bench.HostStat(share, (share, b))
+            devs = []
+            try:
+                hs.write()
+                with open(os.path.join(share, bench.HOSTSTAT)) as f:
+                    lines = f.read().splitlines()
+                self.assertTrue(lines[0].startswith("cpu "))
+                self.assertEqual(lines[1].split(), ["devcpu", "hz=%d" % os.sysconf("SC_CLK_TCK")])
+                # a stand-in for each share's device, the second forking
+                # a child with the same command line (the sandbox does)
+                devs.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)",
+                                              "--shared-dir=" + share]))
+                devs.append(subprocess.Popen(
+                    [sys.executable, "-c", "import subprocess, sys; subprocess.run(sys.argv[1:])",
+                     sys.executable, "-c", "import time; time.sleep(30)", "--shared-dir=" + b]))
+                deadline = time.time() + 30
+                while len(hs.device_pids()) < 2:
+                    self.assertLess(time.time(), deadline, "the devices were not found")
+                    time.sleep(0.1)
+                self.assertEqual(hs.device_pids(), {"a": devs[0].pid, "b": devs[1].pid})
+                hs.write()
+                with open(os.path.join(share, bench.HOSTSTAT)) as f:
+                    lines = f.read().splitlines()
+                self.assertEqual(len(lines), 2)
+                self.assertEqual([w.split("=")[0] for w in lines[1].split()[2:]], ["a", "b"])
+                self.assertTrue(all(len(ln) == bench.HOSTSTAT_WIDTH for ln in lines))
+            finally:
+                hs.close()
+                for d in devs:
+                    with open("/proc/%d/task/%d/children" % (d.pid, d.pid)) as f:
+                        for c in f.read().split():
+                            os.kill(int(c), 9)
+                    d.kill()
+                    d.wait()
