@@ -9,7 +9,7 @@ import time
 import unittest
 
 from benchlib import bench, interleave
-from benchlib.test_report import data, line, rendered
+from benchlib.test_report import data, line, main_run, rendered, rep
 
 
 def side(k, sd, pos, att, unlink_us, fio_mib):
@@ -83,6 +83,50 @@ class Analyse(unittest.TestCase):
         row = next(ln for ln in text.splitlines() if ln.startswith("| unlink | mean, us |"))
         self.assertIn("**faster**", row)
         self.assertIn("CPU 0.200 / 0.150 s, device 0.300 / 0.120 s", row)
+
+
+class Goals(unittest.TestCase):
+    def test_goals_from_the_pairs(self):
+        d = data(with_smp=False)
+        d["interleave"] = {"status": "run", "layout": "colocated", "pairs": {
+            "sync-vs-intree": {"lines": pair_lines(24, 60.0, jitter=3.0)},
+            "async-vs-intree": {"lines": pair_lines(24, 101.0, jitter=1.0)},
+            "aa": {"lines": pair_lines(24, 100.0, jitter=1.0)}}}
+        g = {x["figure"]: x for x in rep(d).interleave_goals()}
+        um = g["unlink median (interleaved pairs, colocated)"]
+        self.assertAlmostEqual(um["ratio"], 0.6, places=2)
+        self.assertTrue(um["met"])                      # 0.60 <= 0.64, called faster
+        self.assertTrue(um["mark"].startswith("interval 0.5"))
+        f1 = g["fio 1 job, read MiB/s (interleaved pairs, colocated)"]
+        self.assertFalse(f1["met"])                     # 1.00x, no claim
+        par = g["ours-async vs in-tree, every row (interleaved pairs, colocated)"]
+        self.assertTrue(par["met"], par)                # 1 % off at most
+        aa = g["A/A pair resolves 3 % (interleaved pairs, colocated)"]
+        self.assertTrue(aa["met"], aa)
+        noisy = pair_lines(24, 100.0)
+        for ln in noisy:   # B 10 % either side of A, block by block
+            if "side=b" in ln.get("label", "") and ln["phase"] == "unlink":
+                k = int(ln["label"].split()[0].split("=")[1])
+                ln["mean_ns"] *= 1.1 if k % 2 else 0.9
+        d["interleave"]["pairs"]["aa"] = {"lines": noisy}
+        d["interleave"]["pairs"]["async-vs-intree"] = {"lines": pair_lines(24, 105.0)}
+        g = {x["figure"]: x for x in rep(d).interleave_goals()}
+        self.assertFalse(g["A/A pair resolves 3 % (interleaved pairs, colocated)"]["met"])
+        par = g["ours-async vs in-tree, every row (interleaved pairs, colocated)"]
+        self.assertFalse(par["met"])
+        self.assertIn("unlink", par["detail"])
+
+    def test_colocated_goals_from_the_boots(self):
+        d = data(with_smp=False)
+        for i in range(2):
+            d["runs"].append(main_run("intree-colocated", 30 + i, 100 + i, 10.0, 10.0))
+            d["runs"].append(main_run("ours-sync-colocated", 30 + i, 55 + i, 14.0, 7.0))
+            d["runs"].append(main_run("ours-async-colocated", 30 + i, 100 + i, 10.0, 10.0))
+        g = {x["figure"]: x for x in rep(d).goal_figures()}
+        self.assertAlmostEqual(g["unlink median (colocated)"]["ratio"], 55.5 / 100.5, places=4)
+        self.assertTrue(g["fio 1 job, read MiB/s (colocated)"]["met"])
+        self.assertAlmostEqual(g["build, make elapsed (colocated)"]["ratio"], 0.7)
+        self.assertIn("ours-async vs in-tree, every row (colocated)", g)
 
 
 class Args(unittest.TestCase):
