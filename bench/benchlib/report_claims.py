@@ -249,7 +249,9 @@ class ClaimSections:
         if rows:
             far = max(rows, key=lambda r: abs(perf(r[1]["median"], r[1]["better"]) - 1))
             off = [r for r in rows if abs(perf(r[1]["median"], r[1]["better"]) - 1) > 0.03]
-            g.update(ratio=perf(far[1]["median"], far[1]["better"]), mark=ci_word(far[1]),
+            # The row's own B/A, as its interval is: below 1 is faster for
+            # a time, slower for a rate.
+            g.update(ratio=far[1]["median"], mark=ci_word(far[1]),
                      met=not off, detail="farthest of %d rows from 1.00: %s, %s; %d rows "
                      "outside ±3 %% (%d of them called faster or slower)" % (
                          len(rows), far[0][0], far[0][1], len(off),

@@ -115,6 +115,9 @@ class Goals(unittest.TestCase):
         par = g["ours-async vs in-tree, every row (interleaved pairs, colocated)"]
         self.assertFalse(par["met"])
         self.assertIn("unlink", par["detail"])
+        # the ratio is the row's B/A, inside the interval printed beside it
+        lo, hi = (float(x) for x in par["mark"].split()[1].split("–"))
+        self.assertTrue(lo <= round(par["ratio"], 2) <= hi, par)
 
     def test_colocated_goals_from_the_boots(self):
         d = data(with_smp=False)
