@@ -116,12 +116,15 @@ struct vfsync_fuse {
 	struct vfsync_dev *fs;
 	struct fuse_conn *fc;		/* whose input queue this is */
 	/*
-	 * FORGETs not sent yet, at most VFSYNC_FORGET_BATCH, chained through
+	 * FORGETs not sent yet, at most forget_batch, chained through
 	 * ->next newest first (their order does not matter to the device).
 	 * forget_work sends them forget_delay_ms after the first;
 	 * forgets_stopped is set at unmount, after which they are freed.
+	 * forget_batch (1..VFSYNC_FORGET_BATCH, the mount option) is set
+	 * before the connection exists and only read after.
 	 */
-	spinlock_t forget_lock;
+	unsigned int forget_batch;
+	spinlock_t forget_lock;			/* the three below */
 	struct fuse_forget_link *forgets;	/* under forget_lock */
 	unsigned int nforgets;			/* under forget_lock */
 	bool forgets_stopped;			/* under forget_lock */
@@ -665,7 +668,7 @@ static struct fuse_forget_link *vfsync_fuse_take_forgets(struct vfsync_fuse *vf)
 static void vfsync_fuse_send_forgets(struct vfsync_fuse *vf,
 				     struct fuse_forget_link *head)
 {
-	unsigned int max = vf->fc->minor >= 16 ? VFSYNC_FORGET_BATCH : 1;
+	unsigned int max = vf->fc->minor >= 16 ? vf->forget_batch : 1;
 	struct fuse_iqueue *fiq = compat_fc_iq(vf->fc);
 	struct fuse_forget_link *next;
 	struct vfsync_forget_msg *m;
@@ -722,7 +725,7 @@ static void vfsync_fuse_forget(struct vfsync_fuse *vf,
 	link->next = vf->forgets;
 	vf->forgets = link;
 	first = !vf->nforgets++;
-	if (vf->nforgets >= VFSYNC_FORGET_BATCH) {
+	if (vf->nforgets >= vf->forget_batch) {
 		full = vf->forgets;
 		vf->forgets = NULL;
 		vf->nforgets = 0;
@@ -847,13 +850,26 @@ static const struct constant_table vfsync_fuse_dax_enums[] = {
 enum {
 	OPT_DAX,
 	OPT_DAX_ENUM,
+	OPT_FORGET_BATCH,
 };
 
 static const struct fs_parameter_spec vfsync_fuse_params[] = {
 	fsparam_flag("dax", OPT_DAX),
 	fsparam_enum("dax", OPT_DAX_ENUM, vfsync_fuse_dax_enums),
+	fsparam_u32("forget_batch", OPT_FORGET_BATCH),
 	{}
 };
+
+/* A mount's context: the FUSE core's, and the options only we know */
+struct vfsync_fuse_fsc {
+	struct fuse_fs_context fuse;	/* ->fs_private points here */
+	unsigned int forget_batch;	/* most FORGETs in one message */
+};
+
+static struct vfsync_fuse_fsc *to_vfsync_fsc(struct fs_context *fsc)
+{
+	return container_of(fsc->fs_private, struct vfsync_fuse_fsc, fuse);
+}
 
 static int vfsync_fuse_parse_param(struct fs_context *fsc,
 				   struct fs_parameter *param)
@@ -873,6 +889,12 @@ static int vfsync_fuse_parse_param(struct fs_context *fsc,
 	case OPT_DAX_ENUM:
 		ctx->dax_mode = result.uint_32;
 		break;
+	case OPT_FORGET_BATCH:
+		if (!result.uint_32 || result.uint_32 > VFSYNC_FORGET_BATCH)
+			return invalfc(fsc, "forget_batch: 1 to %u",
+				       VFSYNC_FORGET_BATCH);
+		to_vfsync_fsc(fsc)->forget_batch = result.uint_32;
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -881,7 +903,8 @@ static int vfsync_fuse_parse_param(struct fs_context *fsc,
 
 static void vfsync_fuse_free_fsc(struct fs_context *fsc)
 {
-	kfree(fsc->fs_private);
+	if (fsc->fs_private)
+		kfree(to_vfsync_fsc(fsc));
 }
 
 static void vfsync_fuse_free_devs(struct vfsync_fuse *vf)
@@ -1057,6 +1080,7 @@ static int vfsync_fuse_get_tree(struct fs_context *fsc)
 		goto out_err;
 	vf->fs = fs;
 	vf->nfud = fs->nvqs;
+	vf->forget_batch = to_vfsync_fsc(fsc)->forget_batch;
 	spin_lock_init(&vf->forget_lock);
 	INIT_DELAYED_WORK(&vf->forget_work, vfsync_fuse_forget_fn);
 
@@ -1120,7 +1144,7 @@ static const struct fs_context_operations vfsync_fuse_context_ops = {
 
 static int vfsync_fuse_init_fs_context(struct fs_context *fsc)
 {
-	struct fuse_fs_context *ctx;
+	struct vfsync_fuse_fsc *ctx;
 
 	if (fsc->purpose == FS_CONTEXT_FOR_SUBMOUNT)
 		return fuse_init_fs_context_submount(fsc);
@@ -1128,7 +1152,8 @@ static int vfsync_fuse_init_fs_context(struct fs_context *fsc)
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
 		return -ENOMEM;
-	fsc->fs_private = ctx;
+	ctx->forget_batch = VFSYNC_FORGET_BATCH;
+	fsc->fs_private = &ctx->fuse;
 	fsc->ops = &vfsync_fuse_context_ops;
 	return 0;
 }

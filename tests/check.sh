@@ -141,6 +141,9 @@ t uml:kick-floor kick_floor uml:kick-floor 1000
 t uml:noflush noflush
 
 t uml:forget-batch forget_batch uml:forget-batch 400
+# the mount option: at most B FORGETs a message, 1 sends each alone (as
+# in-tree virtiofs does); 0 and 65 are refused
+t uml:forget-batch-1 forget_batch uml:forget-batch-1 400 --batch 1
 
 # a task's O_DIRECT I/O completes inside the kick (FUSE_ASYNC_DIO not
 # offered); its cold page-cache reads are readahead (FUSE_ASYNC_READ): with

@@ -220,19 +220,24 @@ noflush() {
 	return $rc
 }
 
-# forget_batch NAME N RUNNER-ARGS...: with --cache=never each stat and
-# unlink ends in a FORGET; the driver batches them on the hiprio queue
-# (tests/vm/scenarios/forget-batch: at most one hiprio message per 4
-# FORGETs, every one sent by the unmount). The longest wait, 1 s, keeps
+# forget_batch NAME N [--batch B] RUNNER-ARGS...: with --cache=never each
+# stat and unlink ends in a FORGET; the driver batches them on the hiprio
+# queue (tests/vm/scenarios/forget-batch: at most one hiprio message per 4
+# FORGETs, every one sent by the unmount; with --batch, the mount option
+# forget_batch=B: at most B per message). The longest wait, 1 s, keeps
 # the batches large however slow the loaded host makes each stat. The
 # device agrees: its hiprio queue received exactly the messages the driver
 # submitted there.
 forget_batch() {
-	local name=$1 n=$2 res=$logs/$1.results h dev
+	local name=$1 n=$2 res=$logs/$1.results h dev batch=
 	shift 2
+	if [ "${1:-}" = --batch ]; then
+		batch=$2
+		shift 2
+	fi
 	"$repo/tests/vm/run" --driver ours --sync on --results "$res" --no-mount \
 		--dev-opts --cache=never --module-param forget_delay_ms=1000 "$@" -- \
-		"$repo/tests/vm/scenarios/forget-batch" "$n" ||
+		"$repo/tests/vm/scenarios/forget-batch" "$n" ${batch:+"$batch"} ||
 		return 1
 	h=$(sed -n 's/^hiprio=\([0-9]*\) .*/\1/p' "$res/out")
 	dev=$(counter_sum "$res/dev-stats" 'type=hiprio' requests)
