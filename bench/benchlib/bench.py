@@ -618,6 +618,10 @@ def side_opts(config):
         # the FUSE flags of a share on sync queues: the driver does not ask
         # for FUSE_ASYNC_DIO there (fuse_glue.c, vfsync_init_flags())
         return ["--driver", "ours", "--dev-opts", "--sync-queues=0 --no-async-dio"]
+    if config == "ours-async-forget-1":
+        # each FORGET in a message of its own, as in-tree virtiofs sends them
+        return ["--driver", "ours", "--dev-opts", "--sync-queues=0",
+                "--mount-opts", "forget_batch=1"]
     if config == "ours-sync":
         return ["--driver", "ours"]
     raise Fail("no interleaved side for %s" % config)
@@ -628,7 +632,7 @@ def interleave_args(s, name, dirs):
     pair: share A (the baseline) first, B second, one device each, placed
     by BENCH_INTERLEAVE_LAYOUT."""
     _, b, a, _ = interleave.pair(name)
-    sync = "off" if (a, b) == ("intree", "ours-async") else "on"
+    sync = "off" if a == "intree" and b.startswith("ours-async") else "on"
     pin = (["--pin-device", s.pin_guest] if s.interleave_layout == "colocated"
            else ["--pin-device", s.pin_device])
     args = ["--substrate", "uml", "--flavor", s.flavor, "--sync", sync, "--mem",

@@ -30,6 +30,10 @@ PAIRS = (
      "only whether the device offers sync queues (the FUSE flags alike)"),
     ("async-dio", "ours-async-no-async-dio", "ours-async",
      "only FUSE_ASYNC_DIO, not granted on B (as with sync queues)"),
+    ("async1-vs-intree", "ours-async-forget-1", "intree",
+     "the driver, both interrupt-driven, each FORGET sent alone on both"),
+    ("forget-batch", "ours-async", "ours-async-forget-1",
+     "only FORGET batching: up to 64 a message on B, one on A"),
     ("aa", "intree-again", "intree", "nothing: the A/A control"),
 )
 CONTROL = "aa"

@@ -101,6 +101,16 @@ class Goals(unittest.TestCase):
         self.assertFalse(f1["met"])                     # 1.00x, no claim
         par = g["ours-async vs in-tree, every row (interleaved pairs, colocated)"]
         self.assertTrue(par["met"], par)                # 1 % off at most
+        # the like-for-like pair's row only where that pair ran
+        self.assertNotIn("ours-async vs in-tree, every row, each FORGET sent alone on both "
+                         "(interleaved pairs, colocated)", g)
+        d["interleave"]["pairs"]["async1-vs-intree"] = {"lines": pair_lines(24, 100.5,
+                                                                            jitter=1.0)}
+        g = {x["figure"]: x for x in rep(d).interleave_goals()}
+        one = g["ours-async vs in-tree, every row, each FORGET sent alone on both "
+                "(interleaved pairs, colocated)"]
+        self.assertTrue(one["met"], one)
+        self.assertIn("async1-vs-intree", one["detail"])
         aa = g["A/A pair resolves 3 % (interleaved pairs, colocated)"]
         self.assertTrue(aa["met"], aa)
         noisy = pair_lines(24, 100.0)
@@ -150,6 +160,19 @@ class Args(unittest.TestCase):
         self.assertEqual(b[-1], "--sync-queues=0 --no-async-dio --populate-memory --file-handles")
         args = bench.interleave_args(s, "async-vs-intree", ["/A", "/B"])
         self.assertEqual(args[args.index("--sync") + 1], "off")
+        # FORGETs one a message on ours too: the mount option, on B only
+        args = bench.interleave_args(s, "async1-vs-intree", ["/A", "/B"])
+        self.assertEqual(args[args.index("--sync") + 1], "off")
+        a = args[args.index("/A") + 1:args.index("--share", args.index("/A"))]
+        b = args[args.index("/B") + 1:]
+        self.assertNotIn("--mount-opts", a)
+        self.assertEqual(b[b.index("--mount-opts") + 1], "forget_batch=1")
+        args = bench.interleave_args(s, "forget-batch", ["/A", "/B"])
+        a = args[args.index("/A") + 1:args.index("--share", args.index("/A"))]
+        b = args[args.index("/B") + 1:]
+        self.assertEqual(a[a.index("--mount-opts") + 1], "forget_batch=1")
+        self.assertNotIn("--mount-opts", b)
+        self.assertEqual(a[-1], b[-1])                  # the devices alike
         s = bench.Settings({"BENCH_PIN_DEVICE": "0", "BENCH_PIN_GUEST": "1",
                             "BENCH_INTERLEAVE_LAYOUT": "split"})
         args = bench.interleave_args(s, "aa", ["/A", "/B"])
