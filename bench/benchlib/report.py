@@ -363,6 +363,9 @@ def headline(jpath):
             g["figure"], g["ratio"], g["goal"], verdict(g["met"]).strip("*"),
             ", " + g["mark"] if g["mark"] else ""))
     out.append("- kick floor: %s" % floor_sentence(rep.kick_floor()))
+    hc = rep.hostcost_sentence()
+    if hc:
+        out.append("- host hand-off: %s" % hc)
     return out
 
 

@@ -376,6 +376,11 @@ class ClaimSections:
         p("The sync path's overhead over the kick floor (section \"Kick floor\"): %s"
           % floor_sentence(self.kick_floor()))
         p("")
+        hc = self.hostcost_sentence()
+        if hc:
+            p("The host's hand-off, which these ratios move with (section \"Host costs\"): %s."
+              % hc)
+            p("")
 
     # ---------------------------------------------------------- summary
 

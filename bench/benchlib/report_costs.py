@@ -203,6 +203,24 @@ class CostSections:
             p("| %s | %s | %s | %s |" % (k[0], k[1], k[2], " | ".join(cells)))
         p("")
 
+    def hostcost_sentence(self):
+        """The pipe round trips of bench/hostcost.c in one line, for the goal
+        figures and the headline; None without them."""
+        hc = self.data.get("hostcost") or {}
+        got = {}
+        for w in ("start", "end"):
+            for d in hc.get(w) or []:
+                if d["kind"] == "pipe":
+                    got.setdefault(d["layout"], []).append("%.1f" % d["rtt_us_median"])
+        if not got:
+            return None
+        return "; ".join("%s CPU %s us" % ("another" if k == "cross" else "the same",
+                                          " / ".join(v))
+                         for k, v in sorted(got.items())) + (
+            " (a pipe round trip between two host threads, bench/hostcost.c; start / end "
+            "of the run)" if any(len(v) > 1 for v in got.values()) else
+            " (a pipe round trip between two host threads, bench/hostcost.c)")
+
     def round_trips(self):
         """Per layout and driver of the placement matrix, one request's round
         trip from the floor boots (device --cache=never): {layout: {driver:

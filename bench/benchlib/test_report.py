@@ -438,6 +438,17 @@ class HostCost(unittest.TestCase):
 
     def test_old_json_has_no_section(self):
         self.assertNotIn("## Host costs", rendered(data()))
+        self.assertIsNone(rep(data()).hostcost_sentence())
+
+    def test_beside_the_goals(self):
+        d = data()
+        end = collect.hostcost_lines(self.LINES.replace("41.52", "60.00"))
+        d["hostcost"] = {"start": collect.hostcost_lines(self.LINES), "end": end}
+        self.assertEqual(rep(d).hostcost_sentence(),
+                         "another CPU 41.5 / 60.0 us; the same CPU 4.9 / 4.9 us (a pipe round "
+                         "trip between two host threads, bench/hostcost.c; start / end of the run)")
+        goals = rendered(d).split("## Goal figures")[1].split("\n## ")[0]
+        self.assertIn("The host's hand-off, which these ratios move with", goals)
 
     def test_round_trip_per_layout(self):
         d = data()
