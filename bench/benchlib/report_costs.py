@@ -203,23 +203,28 @@ class CostSections:
             p("| %s | %s | %s | %s |" % (k[0], k[1], k[2], " | ".join(cells)))
         p("")
 
-    def hostcost_sentence(self):
-        """The pipe round trips of bench/hostcost.c in one line, for the goal
-        figures and the headline; None without them."""
+    def pipe_round_trips(self):
+        """{layout ("cross", "same"): [median pipe round trip, us, at the
+        start and the end of the run, those measured]} of bench/hostcost.c."""
         hc = self.data.get("hostcost") or {}
-        got = {}
+        pipe = {}
         for w in ("start", "end"):
             for d in hc.get(w) or []:
                 if d["kind"] == "pipe":
-                    got.setdefault(d["layout"], []).append("%.1f" % d["rtt_us_median"])
-        if not got:
+                    pipe.setdefault(d["layout"], []).append(d["rtt_us_median"])
+        return pipe
+
+    def hostcost_sentence(self):
+        """The pipe round trips of bench/hostcost.c in one line, for the goal
+        figures and the headline; None without them."""
+        pipe = self.pipe_round_trips()
+        if not pipe:
             return None
+        when = "; start / end of the run" if any(len(v) > 1 for v in pipe.values()) else ""
         return "; ".join("%s CPU %s us" % ("another" if k == "cross" else "the same",
-                                          " / ".join(v))
-                         for k, v in sorted(got.items())) + (
-            " (a pipe round trip between two host threads, bench/hostcost.c; start / end "
-            "of the run)" if any(len(v) > 1 for v in got.values()) else
-            " (a pipe round trip between two host threads, bench/hostcost.c)")
+                                          " / ".join("%.1f" % x for x in v))
+                         for k, v in sorted(pipe.items())) + (
+            " (a pipe round trip between two host threads, bench/hostcost.c%s)" % when)
 
     def round_trips(self):
         """Per layout and driver of the placement matrix, one request's round
@@ -261,12 +266,7 @@ class CostSections:
         if not rt:
             return
         p = self.p
-        hc = self.data.get("hostcost") or {}
-        pipe = {}
-        for w in ("start", "end"):
-            for d in hc.get(w) or []:
-                if d["kind"] == "pipe":
-                    pipe.setdefault(d["layout"], []).append(d["rtt_us_median"])
+        pipe = self.pipe_round_trips()
         p("## One request's round trip per layout")
         p("")
         p("The floor boots' stat() loop (device `--cache=never`: every call goes to the "
