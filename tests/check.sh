@@ -6,13 +6,15 @@
 # tests, then boots the guest matrix: UML 6.12 (the sync path), SMP UML 7.3
 # and QEMU/TCG with Debian's 6.1, 6.12 and 7.3 kernels and the PREEMPT_RT
 # flavours of 6.1 and 6.12 (7.3's module builds in a trixie root,
-# scripts/build-root.sh). One line per test, then
-# "N passed, N failed". Logs: build/check/ (VFS_CHECK_LOGS). Each row is a
-# line `t NAME COMMAND...`; the functions the rows call are in
-# tests/checks/, a file per subject.
+# scripts/build-root.sh). One line per test, in this file's order, then
+# the time and "N passed, N failed". Logs: build/check/ (VFS_CHECK_LOGS).
+# Each row is a line `t NAME COMMAND...`; the functions the rows call are in
+# tests/checks/, a file per subject; tests/rows.sh runs the rows, several
+# at once, each when what it needs is built.
 #
 # VFS_CHECK_ONLY=glob runs only the tests whose names match (setup and
-# builds always run).
+# builds always run). VFS_CHECK_JOBS=N rows at once (default: one per
+# core, 3 GiB of memory each).
 set -u
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,30 +30,11 @@ export VFS_CACHE=${VFS_CACHE:-$HOME/.cache/virtio-fs-sync}
 passed=0 failed=0
 failures=()
 t0=$SECONDS
+jobs=${VFS_CHECK_JOBS:-}
 
-# t NAME CMD...: one test; its output goes to the log, a failure shows the tail.
-t() {
-	local name=$1 start=$SECONDS rc
-	shift
-	# shellcheck disable=SC2053
-	[[ $name == $only || $name == setup:* || $name == build:* ]] || return 0
-	"$@" >"$logs/$name.log" 2>&1
-	rc=$?
-	if [ $rc = 0 ] && [ -f "$logs/$name.retried" ]; then
-		echo "ok $name ($((SECONDS - start)) s; on its second run, the first" \
-			"$(cat "$logs/$name.retried"): build/check/$name.first.log)"
-		passed=$((passed + 1))
-	elif [ $rc = 0 ]; then
-		echo "ok $name ($((SECONDS - start)) s)"
-		passed=$((passed + 1))
-	else
-		echo "not ok $name (exit $rc, $((SECONDS - start)) s, log build/check/$name.log)"
-		tail -n 30 "$logs/$name.log" | sed 's/^/    /'
-		failed=$((failed + 1))
-		failures+=("$name")
-	fi
-	return $rc
-}
+# shellcheck source=tests/rows.sh
+. "$repo/tests/rows.sh"
+[ -n "$jobs" ] || jobs=$(default_jobs)
 
 for f in "$repo"/tests/checks/*.sh; do
 	# shellcheck source=/dev/null
@@ -60,16 +43,6 @@ done
 
 # --- setup and builds --------------------------------------------------------
 t setup:packages "$repo/tests/setup/install-deps.sh"
-# The patched QEMU (scripts/build-qemu.sh), the longest build of a cold
-# cache, starts now in the background at nice 19 with two jobs: it takes
-# the CPU time the downloads, the other builds and the guests leave idle.
-# build:qemu, before the first row that runs it, waits for it (the
-# script's lock) and finds it built, or fails with the script's message.
-# With the cache warm it finds the binary at once.
-VFS_QEMU_JOBS=${VFS_QEMU_JOBS:-2} nice -n 19 "$repo/scripts/build-qemu.sh" \
-	>"$logs/qemu-build.log" 2>&1 &
-# shellcheck disable=SC2034 # build_qemu (tests/checks/build.sh) waits for it
-qemu_build=$!
 t setup:kernel-6.12 "$repo/scripts/fetch-kernel.sh" 6.12
 t setup:kernel-6.1 "$repo/scripts/fetch-kernel.sh" 6.1
 t setup:kernel-7.3 "$repo/scripts/fetch-kernel.sh" 7.3
@@ -258,7 +231,11 @@ for k in 6.12-rt 6.1-rt; do
 done
 
 # --- QEMU with the project's series: the sync path on a real VMM --------------
-t build:qemu build_qemu
+# The patched QEMU (scripts/build-qemu.sh), the longest build of a cold
+# cache, starts with the first rows but takes no job slot: at nice 19 with
+# two jobs it takes the CPU time the downloads, the other builds and the
+# rows leave idle. With the cache warm it finds the binary at once.
+t --background build:qemu env VFS_QEMU_JOBS="${VFS_QEMU_JOBS:-2}" nice -n 19 "$repo/scripts/build-qemu.sh"
 # 6.12 on both machines with 2 and 4 vCPUs; the other kernels on pc with 2
 # and microvm with 4 (each row about 2 minutes under TCG: the full matrix
 # would add 16 of them to CI's time).
@@ -281,7 +258,8 @@ t uml-7.3:forget-batch forget_batch uml-7.3:forget-batch 400 --kernel 7.3 --cpus
 for n in 2 4; do
 	t "uml-7.3:per-cpu-sync-cpus$n" per_cpu_sync $n
 done
-t uml-7.3:shared-sync-cpus2 shared_sync
+# --alone: the two CPUs' kicks must meet, which a neighbour's load makes rare
+t --alone uml-7.3:shared-sync-cpus2 shared_sync
 t uml-7.3:sync-late-cpus2 sync_late
 # the fault scenario on 2 vCPUs: bad replies on either CPU's sync queue,
 # 32 never-answered lookups outstanding (each a process: costly in SMP
@@ -301,7 +279,7 @@ t qemu-7.3:request-timeout faults qemu-7.3:request-timeout --substrate qemu --ke
 for n in 2 4; do
 	t "uml-7.3:stress-pinned-cpus$n" stress_pinned $n
 done
-t uml-7.3:kick-overlap kick_overlap uml-7.3:kick-overlap --min-pairs=1 2048
+t --alone uml-7.3:kick-overlap kick_overlap uml-7.3:kick-overlap --min-pairs=1 2048
 t uml-7.3:kick-overlap-inband kick_overlap uml-7.3:kick-overlap-inband --max-pairs=0 256 --no-kick-channel
 
 # ab-in-guest.sh in UML (driver swapped by module load): results for every
@@ -309,7 +287,8 @@ t uml-7.3:kick-overlap-inband kick_overlap uml-7.3:kick-overlap-inband --max-pai
 t uml:ab-in-guest "$repo/bench/ab-uml.sh" --results "$logs/uml:ab-in-guest.results"
 
 # --- summary ------------------------------------------------------------------
-echo "# $((SECONDS - t0)) s; logs in ${logs#"$repo"/}"
+run_rows
+summary
 [ ${#failures[@]} -gt 0 ] && echo "# failed: ${failures[*]}"
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]

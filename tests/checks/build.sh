@@ -47,18 +47,3 @@ version_guard() {
 	echo "$out"
 	echo "$out" | grep -q 'is 7\.3\.[0-9]* but .* is from 6\.12\.'
 }
-
-# scripts/build-qemu.sh builds trixie's QEMU 10.0 with qemu/patches once
-# (cached); tests/vm/run --substrate qemu runs it by default where a share
-# can take the sync path (--qemu patched). A notify write to a sync queue
-# is handled in its vCPU's thread, which waits for the device's answer on
-# the queue's kick channel. The vCPUs run on one TCG thread (the default,
-# --tcg-thread single): Debian's kernels break under multi-threaded TCG
-# here. Names qemu-sync-KERNEL:MACHINE:cpusN.
-build_qemu() {
-	local rc=0
-	wait "$qemu_build" || rc=$?
-	echo "# the background build (exit $rc):"
-	cat "$logs/qemu-build.log"
-	"$repo/scripts/build-qemu.sh"
-}

@@ -2,6 +2,12 @@
 # shellcheck shell=bash disable=SC2154 # tests/check.sh's variables
 #
 # tests/checks/qemu-sync.sh: the patched QEMU: the sync path on a real VMM.
+# scripts/build-qemu.sh builds trixie's QEMU 10.0 with qemu/patches once
+# (cached); tests/vm/run --substrate qemu runs it where a share can take the
+# sync path (--qemu patched). A notify write to a sync queue is handled in
+# its vCPU's thread, which waits for the device's answer on the queue's
+# kick channel. The vCPUs run on one TCG thread (--tcg-thread single, the
+# default): Debian's kernels break under multi-threaded TCG here.
 # Sourced by tests/check.sh, whose rows call these functions; they use its
 # variables ($repo, $logs, $VFS_CACHE and the like) and counter_sum
 # (tests/vm/counters.sh).
