@@ -84,6 +84,8 @@ t device:fuzz make -C "$repo/vhost-user-fs" fuzz-regress fuzz FUZZ_TIME=30
 # --- host-side tests of the harnesses (tests/harness: tests/vm/run's parts) ----
 t harness:unit env PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -v -s "$repo/tests/harness" \
 	-t "$repo/tests" -p 'test_*.py'
+# ... of make check's scheduler (tests/rows.sh)
+t harness:rows "$repo/tests/test-rows.sh"
 # ... and of the bench's (bench/benchlib: the report, statistics, run list)
 t bench:unit env PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -v -s "$repo/bench/benchlib" \
 	-t "$repo/bench" -p 'test_*.py'
