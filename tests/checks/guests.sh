@@ -80,7 +80,7 @@ ring_totals() {
 # FUSE frames where a writer of the stress test waited (its report in the
 # console) or else the first hung task.
 hang_diagnosis() {
-	local res=$logs/$1.results rings frames unseen held busy
+	local res=$logs/$1.results rings frames unseen held busy waiting blocked
 	if [ -s "$res/dev-stats.at-timeout" ]; then
 		read -r unseen held busy < <(ring_totals "$res/dev-stats.at-timeout")
 		rings="device: $unseen unseen, $held held, $busy busy queues"
@@ -93,7 +93,13 @@ hang_diagnosis() {
 	[ -n "$frames" ] || frames=$(grep -A40 -m1 'blocked for more than' "$res/console" 2>/dev/null)
 	frames=$(echo "$frames" | grep -oE '(fuse|request|virtio)_[a-z_]+' | awk '!seen[$0]++' |
 		head -n 4 | paste -sd, -)
-	echo "hung ($rings; waiting in ${frames:-?})"
+	# what the stress test's report put beside it: each FUSE connection's
+	# unanswered requests, and the tasks sysrq w found blocked
+	waiting=$(grep -oE 'fuse connection [0-9]+ waiting=[0-9]+' "$res/console" 2>/dev/null |
+		sed 's/fuse connection \([0-9]*\) waiting=/\1:/' | paste -sd, -)
+	blocked=$(grep -oE 'task:[^ ]+ +state:D' "$res/console" 2>/dev/null |
+		sed 's/task:\([^ /]*\).*/\1/' | sort | uniq -c | awk '{ print $1 " " $2 }' | paste -sd, -)
+	echo "hung ($rings; waiting in ${frames:-?}; unanswered per connection ${waiting:-?}; blocked tasks ${blocked:-?})"
 }
 
 # suite_once_more WHEN MODE NAME RUNNER-ARGS...: vm_suite that runs once

@@ -595,6 +595,43 @@ static int dir_is_empty(const char *dir)
 }
 
 /*
+ * Once, at the first hung writer: every blocked task's stack (sysrq w:
+ * the kworkers a writer may wait for) and each FUSE connection's count of
+ * requests sent and not answered, into the kernel log.
+ */
+static void report_blocked(FILE *kmsg)
+{
+	static int done;
+	char path[300], line[64];
+	struct dirent *d;
+	FILE *f;
+	DIR *dir;
+
+	if (done++)
+		return;
+	f = fopen("/proc/sysrq-trigger", "w");
+	if (f) {
+		fputs("w", f);
+		fclose(f);
+	}
+	dir = opendir("/sys/fs/fuse/connections");
+	while (dir && kmsg && (d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%s/waiting", d->d_name);
+		f = fopen(path, "r");
+		if (f && fgets(line, sizeof(line), f)) {
+			fprintf(kmsg, "stress: fuse connection %s waiting=%s", d->d_name, line);
+			fflush(kmsg);
+		}
+		if (f)
+			fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+}
+
+/*
  * A writer that hangs: where it waits, from /proc/PID/stack (root in the
  * guest), on stdout and in the kernel log (/dev/kmsg), where the console
  * keeps it even if the guest never ends. Best effort: either may be absent.
@@ -604,11 +641,15 @@ static void report_hung(int w, pid_t pid)
 	char path[64], line[256];
 	FILE *f, *kmsg;
 
+	kmsg = fopen("/dev/kmsg", "w");
+	report_blocked(kmsg);
 	snprintf(path, sizeof(path), "/proc/%d/stack", (int)pid);
 	f = fopen(path, "r");
-	if (!f)
+	if (!f) {
+		if (kmsg)
+			fclose(kmsg);
 		return;
-	kmsg = fopen("/dev/kmsg", "w");
+	}
 	printf("# writer %d (pid %d) hung in:\n", w, (int)pid);
 	while (fgets(line, sizeof(line), f)) {
 		printf("#   %s", line);
