@@ -75,13 +75,17 @@ ring_totals() {
 }
 
 # hang_diagnosis NAME: one line on a row's run that hung: what the
-# reference device's rings held when the runner gave up on the guest
-# (dev-stats.at-timeout: chains it never saw, chains it held) and the
+# reference device's rings held when the stress test reported a hung
+# writer (dev-stats.at-hang) or else when the runner gave up on the guest
+# (dev-stats.at-timeout): chains it never saw, chains it held; and the
 # FUSE frames where a writer of the stress test waited (its report in the
 # console) or else the first hung task.
 hang_diagnosis() {
 	local res=$logs/$1.results rings frames unseen held busy waiting blocked
-	if [ -s "$res/dev-stats.at-timeout" ]; then
+	if [ -s "$res/dev-stats.at-hang" ]; then
+		read -r unseen held busy < <(ring_totals "$res/dev-stats.at-hang")
+		rings="device at the writer's report: $unseen unseen, $held held, $busy busy queues"
+	elif [ -s "$res/dev-stats.at-timeout" ]; then
 		read -r unseen held busy < <(ring_totals "$res/dev-stats.at-timeout")
 		rings="device: $unseen unseen, $held held, $busy busy queues"
 	else

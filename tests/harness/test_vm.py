@@ -32,6 +32,27 @@ class CpuLists(unittest.TestCase):
         self.assertFalse(cpus.can_pin("100000"))
 
 
+class ConsoleWatchTest(unittest.TestCase):
+    def test_sees_the_report_once_it_is_written_even_split(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "console")
+            watch = vm.ConsoleWatch(path)
+            self.assertFalse(watch.hang_reported())
+            with open(path, "ab") as f:
+                f.write(b"[ 1.0] booting\n[ 9.0] stress: wri")
+            self.assertFalse(watch.hang_reported())
+            with open(path, "ab") as f:
+                f.write(b"ter 2 hung in [<0>] request_wait_answer\n")
+            self.assertTrue(watch.hang_reported())
+
+    def test_other_lines_are_no_report(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "console")
+            with open(path, "wb") as f:
+                f.write(b"ok stress-writer-1: 20 ops\n# writer 1 hung: killed\n")
+            self.assertFalse(vm.ConsoleWatch(path).hang_reported())
+
+
 class CommandLine(unittest.TestCase):
     def parse(self, *argv):
         opts = vm_options.parse_args(list(argv))

@@ -46,6 +46,8 @@ GUEST_SAMPLE_STEP = 0.2
 # After a timeout, how long the guest has to end after SIGTERM before SIGKILL
 # (timeout --kill-after=10 in the bash version).
 GUEST_KILL_AFTER = 10
+# How often the console is read for the stress test's report of a hung writer
+CONSOLE_WATCH_STEP = 2.0
 
 
 class SetupFailed(Exception):
@@ -316,11 +318,11 @@ def sample_guest_pinning(run, guest):
                 run.pin_fail = "a guest process runs on CPUs '%s', not '%s'" % (allowed, run.opts.pin_guest)
 
 
-def snapshot_device_stats(run):
-    """A guest that ran out of time is still up: have each reference device
-    write its stats now (SIGUSR1), with its rings' indices while they are
-    mapped, and keep them as dev-stats.at-timeout[.TAG] (the device writes
-    dev-stats again when it ends)."""
+def snapshot_device_stats(run, name="dev-stats.at-timeout"):
+    """Have each reference device of a guest that is still up write its
+    stats now (SIGUSR1), with its rings' indices while they are mapped, and
+    keep them as NAME[.TAG] (the device writes dev-stats again when it
+    ends)."""
     devices = [(c, s.suffix) for s in run.opts.shares if s.device == "ref" and s.driver != "none"
                for c in run.children if c.name == "device" + s.suffix]
     for child, _ in devices:
@@ -330,27 +332,63 @@ def snapshot_device_stats(run):
     for _, s in devices:
         data = read_bytes(run.path("dev-stats" + s))
         if data is not None:
-            with open(run.path("dev-stats.at-timeout" + s), "wb") as f:
+            with open(run.path(name + s), "wb") as f:
                 f.write(data)
+
+
+class ConsoleWatch:
+    """Reads what a console file gained since the last look, for a line
+    that tests/suite/stress.c writes when a writer hangs."""
+    MARK = re.compile(rb"stress: writer [0-9]+ hung in")
+
+    def __init__(self, path):
+        self.path = path
+        self.offset = 0
+        self.tail = b""
+
+    def hang_reported(self):
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except OSError:
+            return False
+        self.offset += len(data)
+        text = self.tail + data
+        self.tail = text[-200:]
+        return self.MARK.search(text) is not None
 
 
 def run_guest(run, argv, output):
     """Start the guest (pinned, in a process group of its own, its output to
     output), record its pinning, and wait for it within --timeout; after
-    that, SIGTERM to its process group, SIGKILL 10 s later."""
+    that, SIGTERM to its process group, SIGKILL 10 s later. When the
+    stress test reports a hung writer on the console, the devices' rings
+    are kept as they are then (dev-stats.at-hang), while it still waits."""
     guest = proc.start_child(run.children, "guest", argv, output,
                              cpus=pin_set(run.opts.pin_guest), new_group=True)
     started = time.monotonic()
     sample_guest_pinning(run, guest)
     limit = run.opts.timeout_s
-    left = None if limit is None else max(0.0, limit - (time.monotonic() - started))
-    if not guest.wait(left):
-        run.timed_out = True
-        snapshot_device_stats(run)
-        guest.signal(signal.SIGTERM)
-        if not guest.wait(GUEST_KILL_AFTER):
-            guest.signal(signal.SIGKILL)
-            guest.wait()
+    watch = ConsoleWatch(output)
+    while True:
+        left = None if limit is None else max(0.0, limit - (time.monotonic() - started))
+        step = left
+        if watch is not None and (left is None or left > CONSOLE_WATCH_STEP):
+            step = CONSOLE_WATCH_STEP
+        if guest.wait(step):
+            return
+        if step == left:
+            break
+        if watch.hang_reported():
+            snapshot_device_stats(run, "dev-stats.at-hang")
+            watch = None
+    run.timed_out = True
+    snapshot_device_stats(run)
+    guest.signal(signal.SIGTERM)
+    if not guest.wait(GUEST_KILL_AFTER):
+        guest.signal(signal.SIGKILL)
+        guest.wait()
 
 
 def uml_command(run):

@@ -97,6 +97,8 @@ The run directory also gets:
              indices per queue (avail, popped, used: avail > popped, chains
              it never saw; popped > used, chains it holds; all equal, it
              answered everything it was given)
+  dev-stats.at-hang  the same, taken when the console first reported a
+             hung writer of tests/suite/stress.c (the guest still up)
   pinning    key=value lines: the CPU lists asked for (device_pin, guest_pin;
              empty: not pinned) and the ones read back from
              /proc/PID/status Cpus_allowed_list of the device process
