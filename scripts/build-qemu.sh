@@ -8,7 +8,8 @@
 # a private apt configuration under the cache, scripts/apt-private.sh; the
 # system's sources stay as they are), with Debian's own patches, then the
 # series in qemu/patches/ (git format-patch files, applied in name order).
-# Only qemu-system-x86_64 is built: TCG, vhost-user, fdt; no docs, tools or
+# Only qemu-system-x86_64 is built: TCG, vhost-user, fdt, the pc and
+# microvm machines with virtio-fs; no other devices, debug info, docs, tools or
 # firmware (Debian's +ds source has no firmware blobs: the binary takes
 # the host's through links next to its bin/, as a relocatable QEMU looks
 # for them: share/qemu -> /usr/share/qemu (qemu-system-data: option ROMs,
@@ -37,7 +38,14 @@ shopt -s nullglob
 patches=("$repo"/qemu/patches/*.patch)
 shopt -u nullglob
 [ ${#patches[@]} -gt 0 ] || { log "no patches in qemu/patches"; exit 1; }
-hash=$(cat "${patches[@]}" | sha256sum | cut -c1-12)
+# The devices built: the two machines the guests boot and virtio-fs over
+# PCI and MMIO (what they select comes too); no NICs, disks, USB or sound.
+devices='CONFIG_I440FX=y
+CONFIG_MICROVM=y
+CONFIG_VIRTIO_PCI=y
+CONFIG_VIRTIO_MMIO=y
+CONFIG_VHOST_USER_FS=y'
+hash=$( (cat "${patches[@]}" && echo "$devices") | sha256sum | cut -c1-12)
 
 mkdir -p "$base"
 # one build at a time; a second caller waits and finds it done
@@ -88,11 +96,14 @@ for p in "${patches[@]}"; do
 	patch -d "$work/src" -p1 -s --no-backup-if-mismatch <"$p" || { log "${p##*/} does not apply"; exit 1; }
 done
 
+echo "$devices" >"$work/src/configs/devices/x86_64-softmmu/vfsync.mak"
+
 mkdir -p "$work/build"
 cd "$work/build"
 log "configure"
 nice -n 10 ../src/configure --prefix="$out.tmp" --target-list=x86_64-softmmu \
 	--without-default-features --enable-tcg --enable-kvm --enable-vhost-user \
+	--without-default-devices --with-devices-x86_64=vfsync --disable-debug-info \
 	--enable-fdt=system --disable-docs --disable-tools --disable-install-blobs \
 	>"$work/configure.log" 2>&1 || { tail -n 30 "$work/configure.log" >&2; exit 1; }
 log "ninja -j$jobs qemu-system-x86_64"
