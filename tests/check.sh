@@ -243,7 +243,6 @@ for row in $(stock_rows); do
 	suite="vm_suite none"
 	[ "$d" = intree ] && suite=upstream_suite
 	[ "$d" = ours ] && [ "$dev" = ref ] && suite="vm_suite async"
-	[ "$d" = ours ] && [ "${k%-rt}" = 6.1 ] && suite="ours_61_suite ${suite#vm_suite }"
 	# shellcheck disable=SC2086 # $suite: a function and its first words
 	t "qemu-$row" $suite "qemu-$row" \
 		--substrate qemu --qemu stock --kernel "$k" --cpus 2 --driver "$d" --device "$dev" --machine "$m"

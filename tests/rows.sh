@@ -80,12 +80,12 @@ default_jobs() {
 	echo $((cores < 1 ? 1 : cores))
 }
 
-# row_line I: the row's line, and the tail of its log if it failed.
+# row_line I: the row's line (with what the row wrote to NAME.note: a
+# reason it ran in part), and the tail of its log if it failed.
 row_line() {
 	local i=$1 name=${row_name[$1]} s=${row_secs[$1]} rc=${row_rc[$1]}
-	if [ "$rc" = 0 ] && [ -f "$logs/$name.retried" ]; then
-		echo "ok $name ($s s; on its second run, the first" \
-			"$(cat "$logs/$name.retried"): build/check/$name.first.log)"
+	if [ "$rc" = 0 ] && [ -s "$logs/$name.note" ]; then
+		echo "ok $name ($s s; $(cat "$logs/$name.note"))"
 	elif [ "$rc" = 0 ]; then
 		echo "ok $name ($s s)"
 	elif [ -n "${row_why[$i]:-}" ]; then

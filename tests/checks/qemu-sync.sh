@@ -25,13 +25,14 @@ patched_qemu() {
 # queues all completed requests inside the kick, and the driver's counters
 # agree with the device's.
 qemu_sync() {
-	local res=$logs/$1.results share used rc=0
+	local name=$1 res=$logs/$1.results share used rc=0 writers
 	shift
+	writers=$(suite_writers "$name" "$@")
 	share=$(mktemp -d "${TMPDIR:-/tmp}/vfs-check.XXXXXX")
 	"$repo/tests/vm/run" --substrate qemu --driver ours --sync on --share "$share" --results "$res" "$@" -- \
-		sh -c '"$1" /mnt/share && "$2"' sh "$repo/tests/suite/run-suite.sh" \
+		env STRESS_WRITERS="$writers" sh -c '"$1" /mnt/share && "$2"' sh "$repo/tests/suite/run-suite.sh" \
 		"$repo/tests/vm/scenarios/per-cpu-sync" || rc=1
-	verify_share "$share" || rc=1
+	check_share "$share" "$writers" || rc=1
 	rm -rf "$share"
 	echo "# proof of path (sync)"
 	patched_qemu "$res" || rc=1
