@@ -9,8 +9,9 @@
 # t [--alone|--background] NAME CMD...
 #   --alone       nothing else runs beside it (it counts events or overlaps
 #                 that a neighbour's load would change)
-#   --background  takes no job slot: a long build that nices itself and
-#                 soaks up the CPU time the rows leave idle
+#   --background  takes no job slot: a download that waits on the network,
+#                 or a long build that nices itself and soaks up the CPU
+#                 time the rows leave idle
 # Each row runs in a subshell of its own, in the repository, its output in
 # $logs/NAME.log; its devices, sockets and scratch directories are its own
 # (tests/vm/run makes them with mktemp), so rows share nothing but the
@@ -115,8 +116,14 @@ start_row() {
 	local i=$1
 	row_state[i]=running
 	row_start[i]=$SECONDS
-	(cd "$repo" && eval "${row_cmd[$i]}") >"$logs/${row_name[$i]}.log" 2>&1 </dev/null &
-	row_pid[$!]=$i
+	# The row's index and status come back through the FIFO on fd 3 (one
+	# short write, atomic): bash's wait -n can miss a job that ended while
+	# the shell ran something else.
+	(
+		(cd "$repo" && eval "${row_cmd[$i]}") >"$logs/${row_name[$i]}.log" 2>&1 </dev/null 3>&-
+		echo "$i $?" >&3
+	) &
+	running=$((running + 1))
 	printf '%s\t%s\t%s\n' "$((SECONDS - t0))" start "${row_name[$i]}" >>"$logs/schedule.tsv"
 }
 
@@ -130,8 +137,8 @@ finish_row() {
 
 # run_rows: runs every declared row; sets passed, failed, failures.
 run_rows() {
-	local n=${#row_name[@]} i pid rc slots=0 alone=0 started printed=0 blocker
-	declare -gA row_index=() row_pid=()
+	local n=${#row_name[@]} i rc slots=0 alone=0 started printed=0 blocker running=0 fifo
+	declare -gA row_index=()
 	row_state=() row_rc=() row_secs=() row_start=() row_why=() row_needs=()
 	for ((i = 0; i < n; i++)); do
 		row_index[${row_name[$i]}]=$i
@@ -139,6 +146,10 @@ run_rows() {
 		row_needs[i]=$(prereqs "${row_name[$i]}")
 	done
 	: >"$logs/schedule.tsv"
+	fifo=$logs/.rows.fifo
+	rm -f "$fifo"
+	mkfifo "$fifo" || return 1
+	exec 3<>"$fifo"
 	while :; do
 		started=1
 		while [ $started = 1 ]; do
@@ -182,21 +193,21 @@ run_rows() {
 			printed=$((printed + 1))
 		done
 		[ $printed -lt "$n" ] || break
-		if [ ${#row_pid[@]} = 0 ]; then
+		if [ $running = 0 ]; then
 			echo "# rows that cannot start: ${row_name[*]:$printed}"
 			failed=$((failed + n - printed))
+			exec 3>&-
 			return 1
 		fi
-		wait -n -p pid
-		rc=$?
-		i=${row_pid[$pid]:-}
-		[ -n "$i" ] || continue
-		unset "row_pid[$pid]"
-		finish_row "$i" $rc
+		read -r i rc <&3
+		running=$((running - 1))
+		finish_row "$i" "$rc"
 		[ "${row_kind[$i]}" = background ] && continue
 		slots=$((slots - 1))
 		[ "${row_kind[$i]}" = alone ] && alone=0
 	done
+	exec 3>&-
+	rm -f "$fifo"
 }
 
 # summary: the wall time, the rows' sum, the jobs and the ten slowest rows.
