@@ -48,22 +48,25 @@ for f in "$repo"/tests/checks/*.sh; do
 done
 
 # --- setup and builds --------------------------------------------------------
-t setup:packages "$repo/tests/setup/install-deps.sh"
-t setup:kernel-6.12 "$repo/scripts/fetch-kernel.sh" 6.12
-t setup:kernel-6.1 "$repo/scripts/fetch-kernel.sh" 6.1
-t setup:kernel-7.3 "$repo/scripts/fetch-kernel.sh" 7.3
-t setup:root-trixie "$repo/scripts/build-root.sh" trixie
-t setup:kernel-6.12-rt "$repo/scripts/fetch-kernel.sh" 6.12-rt
-t setup:kernel-6.1-rt "$repo/scripts/fetch-kernel.sh" 6.1-rt
+# The downloads take no job slot: they wait on the network while the
+# builds of what has arrived use the cores. The SMP UML 7.3 kernel, the
+# longest build on the way to rows, goes first.
+t --background setup:packages "$repo/tests/setup/install-deps.sh"
+t --background setup:kernel-6.12 "$repo/scripts/fetch-kernel.sh" 6.12
+t --background setup:kernel-6.1 "$repo/scripts/fetch-kernel.sh" 6.1
+t --background setup:kernel-7.3 "$repo/scripts/fetch-kernel.sh" 7.3
+t --background setup:root-trixie "$repo/scripts/build-root.sh" trixie
+t --background setup:kernel-6.12-rt "$repo/scripts/fetch-kernel.sh" 6.12-rt
+t --background setup:kernel-6.1-rt "$repo/scripts/fetch-kernel.sh" 6.1-rt
 t build:device make -C "$repo/vhost-user-fs" -j2
 t build:suite make -C "$repo/tests/suite" -j2
+t build:uml-7.3-debug "$repo/tests/setup/build-uml.sh" debug 7.3
+t build:uml-debug "$repo/tests/setup/build-uml.sh" debug
 t build:module-6.12 make -C "$repo" KVER=6.12
 t build:module-6.1 make -C "$repo" KVER=6.1
 t build:module-7.3 make -C "$repo" KVER=7.3
 t build:module-6.12-rt module_rt 6.12-rt
 t build:module-6.1-rt module_rt 6.1-rt
-t build:uml-debug "$repo/tests/setup/build-uml.sh" debug
-t build:uml-7.3-debug "$repo/tests/setup/build-uml.sh" debug 7.3
 t build:module-debug-6.12 module_debug
 
 # --- static checks ------------------------------------------------------------
