@@ -35,7 +35,8 @@ t() {
 
 # prereqs NAME: the rows NAME needs, by the name's prefix. Setup rows run
 # one after another (they share apt's lists); every guest needs the device
-# and the suite; a kernel's guests need its module or its UML build.
+# (the DKMS rows boot one too) and the suite; a kernel's guests need its
+# module or its UML build.
 prereqs() {
 	local k
 	case $1 in
@@ -53,11 +54,10 @@ prereqs() {
 	build:uml-7.3-debug) echo setup:kernel-7.3 ;;
 	static:*) echo setup:kernel-6.1-rt ;;
 	device:*) echo build:device ;;
-	dkms:7.3 | intree:patch-7.3) echo setup:kernel-7.3 setup:root-trixie ;;
-	dkms:* | intree:patch-*)
-		k=${1#*:}
-		echo "setup:kernel-${k#patch-}"
-		;;
+	intree:patch-7.3) echo setup:kernel-7.3 setup:root-trixie ;;
+	intree:patch-*) echo "setup:kernel-${1#intree:patch-}" ;;
+	dkms:7.3) echo setup:kernel-7.3 setup:root-trixie build:device ;;
+	dkms:*) echo "setup:kernel-${1#dkms:}" build:device ;;
 	uml-7.3:*) echo build:uml-7.3-debug build:device build:suite ;;
 	uml:*) echo build:uml-debug build:device build:suite ;;
 	qemu-sync-*)
