@@ -98,14 +98,14 @@ row_line() {
 }
 
 # ready I: 0 when every row I needs has passed; 1 while one is pending or
-# running; 2 when one failed (its name in $blocker).
+# running; 2 when one failed or is not declared (why in $blocker).
 ready() {
 	local p j
 	for p in ${row_needs[$1]}; do
 		j=${row_index[$p]:-}
-		[ -n "$j" ] || continue
+		[ -n "$j" ] || { blocker="$p is no row"; return 2; }
 		case ${row_state[$j]} in
-		ended) [ "${row_rc[$j]}" = 0 ] || { blocker=$p; return 2; } ;;
+		ended) [ "${row_rc[$j]}" = 0 ] || { blocker="$p failed"; return 2; } ;;
 		*) return 1 ;;
 		esac
 	done
@@ -159,7 +159,7 @@ run_rows() {
 				ready "$i"
 				case $? in
 				2)
-					row_why[i]="$blocker failed"
+					row_why[i]=$blocker
 					row_start[i]=$SECONDS
 					finish_row "$i" 125
 					started=1

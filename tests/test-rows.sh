@@ -3,7 +3,8 @@
 #
 # tests/test-rows.sh: tests of make check's scheduler (tests/rows.sh) on
 # rows that only sleep and write down when they ran: lines in declared
-# order, a failed build fails what needs it without running it, never more
+# order, a failed build fails what needs it without running it, and so
+# does a prerequisite that is no row (a slip in prereqs), never more
 # rows at once than slots, an --alone row with nothing beside it, a
 # --background row beside full slots. The row harness:rows.
 set -u
@@ -24,6 +25,7 @@ schedule() {
 		# shellcheck source=tests/rows.sh
 		. "$repo/tests/rows.sh"
 		# span NAME SECONDS: a row that records its start and end
+		# shellcheck disable=SC2317 # called by the rows eval declares
 		span() {
 			echo "$(date +%s.%N) start $1" >>"$work/spans"
 			sleep "$2"
@@ -54,15 +56,19 @@ t device:two span device:two 1
 t --alone device:alone span device:alone 0.5
 t device:three span device:three 0.5
 t --background build:qemu span build:qemu 2
+t qemu-sync-6.12:pc:cpus2 span qemu-sync 0.1
 ')
 echo "$out"
 names=$(echo "$out" | sed -n 's/^\(not \)*ok \([^ ]*\).*/\2/p' | paste -sd' ')
 [ "$names" = "setup:packages build:device build:suite setup:kernel-6.12 build:uml-debug uml:a harness:unit \
-device:one device:two device:alone device:three build:qemu" ] || fail "lines not in declared order: $names"
+device:one device:two device:alone device:three build:qemu qemu-sync-6.12:pc:cpus2" ] ||
+	fail "lines not in declared order: $names"
 echo "$out" | grep -qx 'not ok uml:a (not run: build:uml-debug failed)' ||
 	fail "uml:a ran or passed after its build failed"
 grep -q ' uml:a$' "$work/spans" && fail "uml:a started"
-echo "$out" | grep -qx '10 passed, 2 failed' || fail "the count"
+echo "$out" | grep -qx 'not ok qemu-sync-6.12:pc:cpus2 (not run: build:module-6.12 is no row)' ||
+	fail "a row that needs an undeclared row ran"
+echo "$out" | grep -qx '10 passed, 3 failed' || fail "the count"
 n=$(most_at_once '^(setup|build:device|build:suite|harness|device):')
 [ "$n" = 2 ] || fail "$n slot rows at once, want 2"
 n=$(most_at_once '.')
