@@ -19,9 +19,13 @@ kunit() {
 	! echo "$out" | grep -E '^ *not ok [0-9]+ '
 }
 
-# verify_share DIR: the suite's stress data in the share DIR, verified on
-# the host.
+# verify_share DIR [WRITERS]: the suite's stress data in the share DIR,
+# verified on the host; nothing to verify when the suite ran with WRITERS 0.
 verify_share() {
+	if [ "${2:-}" = 0 ]; then
+		echo "# no stress writers: nothing to verify on the host"
+		return 0
+	fi
 	if [ ! -f "$1/suite-stress/MANIFEST" ]; then
 		echo "no MANIFEST on the host"
 		return 1
@@ -45,16 +49,6 @@ suite_writers() {
 	esac
 }
 
-# check_share DIR WRITERS: the stress data verified on the host, if the
-# suite wrote any.
-check_share() {
-	if [ "$2" = 0 ]; then
-		echo "# no stress writers: nothing to verify on the host"
-		return 0
-	fi
-	verify_share "$1"
-}
-
 # vm_suite MODE NAME RUNNER-ARGS...: the in-guest suite on a fresh share, the
 # stress data verified on the host, the path proven from the counters
 # (MODE sync|async|none). A guest that hung gets its diagnosis
@@ -67,7 +61,7 @@ vm_suite() {
 	"$repo/tests/vm/run" --share "$share" --results "$logs/$name.results" "$@" -- \
 		env STRESS_WRITERS="$writers" "$repo/tests/suite/run-suite.sh" /mnt/share || rc=1
 	[ $rc = 0 ] || ! grep -q 'the guest hung' "$logs/$name.log" 2>/dev/null || hang_diagnosis "$name"
-	check_share "$share" "$writers" || rc=1
+	verify_share "$share" "$writers" || rc=1
 	if [ "$mode" != none ]; then
 		echo "# proof of path ($mode)"
 		"$repo/tests/vm/check-path" "$mode" "$logs/$name.results" || rc=1

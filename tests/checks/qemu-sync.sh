@@ -32,7 +32,7 @@ qemu_sync() {
 	"$repo/tests/vm/run" --substrate qemu --driver ours --sync on --share "$share" --results "$res" "$@" -- \
 		env STRESS_WRITERS="$writers" sh -c '"$1" /mnt/share && "$2"' sh "$repo/tests/suite/run-suite.sh" \
 		"$repo/tests/vm/scenarios/per-cpu-sync" || rc=1
-	check_share "$share" "$writers" || rc=1
+	verify_share "$share" "$writers" || rc=1
 	rm -rf "$share"
 	echo "# proof of path (sync)"
 	patched_qemu "$res" || rc=1
