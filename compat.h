@@ -24,6 +24,8 @@
  *                                masks it made, maybe fewer than n (7.3)
  * COMPAT_DAX_PFN_ULONG           dax_operations.direct_access() returns
  *                                the pfn as unsigned long, not pfn_t (7.3)
+ * COMPAT_FUSE_STATX              <uapi/linux/fuse.h> has FUSE_STATX (not 6.1)
+ * COMPAT_FUSE_COPY_FILE_RANGE_64 ... and FUSE_COPY_FILE_RANGE_64 (7.3)
  * COMPAT_MODULE_NS_STRING        MODULE_IMPORT_NS() takes the namespace as
  *                                a string literal (7.3)
  *
@@ -212,6 +214,17 @@ static inline struct cpumask *compat_group_cpus_evenly(unsigned int numgrps,
 #define COMPAT_MODULE_IMPORT_KUNIT_NS() MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING")
 #else
 #define COMPAT_MODULE_IMPORT_KUNIT_NS() MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING)
+#endif
+
+/*
+ * FUSE opcodes newer than some series' headers, for the eligibility list:
+ * a FUSE core without them never sends them.
+ */
+#ifndef COMPAT_FUSE_STATX
+#define FUSE_STATX			52
+#endif
+#ifndef COMPAT_FUSE_COPY_FILE_RANGE_64
+#define FUSE_COPY_FILE_RANGE_64		53
 #endif
 
 #endif /* __ASSEMBLY__ */

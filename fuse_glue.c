@@ -150,44 +150,80 @@ static LIST_HEAD(vfsync_fuse_end_list);	/* protected by vfsync_fuse_end_lock */
 static DEFINE_SPINLOCK(vfsync_fuse_end_lock);
 
 /*
- * Only an operation that the host finishes without waiting on something
- * else goes to a sync queue, and only one whose host time is bounded by
- * its size, up to @max_bytes: the vCPU is held in the VM exit for all of
- * it. A background request (@background: no task waits on it, and the FUSE
- * core submits it under fc->bg_lock) is kicked and ended by a work item
- * instead (vfsync_defer_work()); it has the lower limit @bg_max_bytes.
- * Every request is larger than 0 bytes: a 0 limit admits none.
+ * Which requests may hold a vCPU in a VM exit. Never one that no task
+ * waits for (hiprio, or a background request with a host that keeps a
+ * budget), one that may block on the host without bound whatever the
+ * host promises (SETLKW, POLL, IOCTL), one that ends or changes the
+ * session or the guest's memory map (INIT, DESTROY, DAX's SETUPMAPPING
+ * and REMOVEMAPPING: a VMM may have to stop every vCPU to remap), nor an
+ * opcode the driver does not know.
+ *
+ * A host that keeps each sync exit within a time budget (@budget,
+ * VIRTIO_FS_F_SYNC_BUDGET) defers on its own what it cannot finish in
+ * time: every other request goes. Without that promise only requests
+ * whose host time follows from their size go, up to @max_bytes; a
+ * background request (the FUSE core submits it under fc->bg_lock) is
+ * kicked by a work item instead (vfsync_defer_work()) and has the lower
+ * limit @bg_max_bytes. Every request is larger than 0 bytes: a 0 limit
+ * admits none.
  */
-bool vfsync_sync_eligible(u32 opcode, bool background, size_t bytes,
-			  size_t max_bytes, size_t bg_max_bytes)
+bool vfsync_sync_eligible(u32 opcode, bool background, bool budget,
+			  size_t bytes, size_t max_bytes, size_t bg_max_bytes)
 {
-	if (background)
-		max_bytes = min(max_bytes, bg_max_bytes);
-
 	switch (opcode) {
-	/* may block on the host without bound */
-	case FUSE_SETLKW:
-	case FUSE_IOCTL:
-	case FUSE_POLL:
-	case FUSE_INTERRUPT:
-	case FUSE_NOTIFY_REPLY:
-	case FUSE_FORGET:
-	case FUSE_BATCH_FORGET:
+	case FUSE_LOOKUP:
+	case FUSE_GETATTR:
+	case FUSE_SETATTR:	/* truncation: vfsync_long_request() */
+	case FUSE_READLINK:
+	case FUSE_SYMLINK:
+	case FUSE_MKNOD:
+	case FUSE_MKDIR:
+	case FUSE_RMDIR:
+	case FUSE_LINK:
+	case FUSE_OPEN:
+	case FUSE_READ:
+	case FUSE_WRITE:
+	case FUSE_STATFS:
+	case FUSE_SETXATTR:
+	case FUSE_GETXATTR:
+	case FUSE_LISTXATTR:
+	case FUSE_REMOVEXATTR:
+	case FUSE_OPENDIR:
+	case FUSE_READDIR:
+	case FUSE_RELEASEDIR:
+	case FUSE_GETLK:
+	case FUSE_SETLK:
+	case FUSE_ACCESS:
+	case FUSE_CREATE:
+	case FUSE_BMAP:
+	case FUSE_READDIRPLUS:
+	case FUSE_LSEEK:
+	case FUSE_TMPFILE:
+	case FUSE_STATX:
+		break;
 	/* host time not bounded by the request's size */
 	case FUSE_COPY_FILE_RANGE:	/* up to GiBs per request */
+	case FUSE_COPY_FILE_RANGE_64:
 	case FUSE_FALLOCATE:		/* allocates or zeroes any range */
 	case FUSE_FSYNC:		/* writes back the whole file */
 	case FUSE_FSYNCDIR:
 	case FUSE_SYNCFS:		/* the whole host file system */
 	case FUSE_FLUSH:		/* close(dup(fd)): NFS writes back the file */
 	case FUSE_RELEASE:		/* close(fd): the same, the last close */
-	case FUSE_UNLINK:		/* the last link: the host frees the blocks */
+	case FUSE_UNLINK:		/* a host without pinned inodes frees blocks */
 	case FUSE_RENAME:		/* over an existing file: the same */
 	case FUSE_RENAME2:
-	case FUSE_DESTROY:		/* the host ends the session */
+		if (!budget)
+			return false;
+		break;
+	default:
 		return false;
 	}
 
+	if (budget)
+		return !background;
+	if (background)
+		max_bytes = min(max_bytes, bg_max_bytes);
 	return bytes <= max_bytes;
 }
 EXPORT_SYMBOL_IF_KUNIT(vfsync_sync_eligible);
@@ -337,7 +373,8 @@ static void vfsync_fuse_init_flags(struct vfsync_fuse *vf, u8 *in, size_t len)
  * send_req(), 6.1's wake_pending_and_unlock() once fiq->lock is dropped),
  * so its bounce buffer (up to 64 KiB of xattr value) may wait for memory.
  */
-static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
+static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req,
+						   bool budget)
 {
 	struct fuse_args *args = req->args;
 	struct fuse_args_pages *ap = container_of(args, typeof(*ap), args);
@@ -422,13 +459,14 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req)
 	ctx->buf.out_bytes = sizeof(req->in.h) + in_len + in_pg_bytes;
 	ctx->buf.in_bytes = reply ? oh_len + out_len + out_pg_bytes : 0;
 	ctx->buf.defer = bg;
-	ctx->buf.sync = vfsync_sync_eligible(req->in.h.opcode, bg,
+	ctx->buf.sync = vfsync_sync_eligible(req->in.h.opcode, bg, budget,
 					     (size_t)ctx->buf.out_bytes + ctx->buf.in_bytes,
 					     READ_ONCE(vfsync_max_bytes),
 					     READ_ONCE(vfsync_bg_max_bytes)) &&
-			!vfsync_long_request(req->in.h.opcode,
-					     num_in ? args->in_args[0].value : NULL,
-					     num_in ? args->in_args[0].size : 0);
+			(budget ||
+			 !vfsync_long_request(req->in.h.opcode,
+					      num_in ? args->in_args[0].value : NULL,
+					      num_in ? args->in_args[0].size : 0));
 	ctx->buf.may_block = args->may_block;
 	INIT_LIST_HEAD(&ctx->buf.list);
 	return ctx;
@@ -596,7 +634,7 @@ static void vfsync_fuse_queue(struct vfsync_fuse *vf, struct fuse_req *req)
 	struct vfsync_fuse_ctx *ctx;
 	int err = -ENOMEM;
 
-	ctx = vfsync_fuse_prepare(req);
+	ctx = vfsync_fuse_prepare(req, vf->fs->sync_budget);
 	if (ctx) {
 		err = vfsync_submit(vf->fs, &ctx->buf);
 		if (!err)

@@ -57,6 +57,15 @@ static ssize_t sync_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return sysfs_emit(buf, "%d\n", fs->num_sync_queues ? 1 : 0);
 }
 
+/* 1: the device keeps a budget per sync exit, every waited-for request goes */
+static ssize_t budget_show(struct kobject *kobj, struct kobj_attribute *attr,
+			   char *buf)
+{
+	struct vfsync_dev *fs = container_of(kobj, struct vfsync_dev, kobj);
+
+	return sysfs_emit(buf, "%d\n", fs->sync_budget ? 1 : 0);
+}
+
 static ssize_t queues_show(struct kobject *kobj, struct kobj_attribute *attr,
 			   char *buf)
 {
@@ -99,12 +108,14 @@ static ssize_t stats_show(struct kobject *kobj, struct kobj_attribute *attr,
 
 static struct kobj_attribute vfsync_tag_attr = __ATTR_RO(tag);
 static struct kobj_attribute vfsync_sync_attr = __ATTR_RO(sync);
+static struct kobj_attribute vfsync_budget_attr = __ATTR_RO(budget);
 static struct kobj_attribute vfsync_queues_attr = __ATTR_RO(queues);
 static struct kobj_attribute vfsync_stats_attr = __ATTR_RO(stats);
 
 static struct attribute *vfsync_attrs[] = {
 	&vfsync_tag_attr.attr,
 	&vfsync_sync_attr.attr,
+	&vfsync_budget_attr.attr,
 	&vfsync_queues_attr.attr,
 	&vfsync_stats_attr.attr,
 	NULL

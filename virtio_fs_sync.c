@@ -390,6 +390,13 @@ static bool vfsync_sync_negotiated(struct virtio_device *vdev)
 	return vfsync_param_sync && virtio_has_feature(vdev, vfsync_feature_bit);
 }
 
+/* VIRTIO_FS_F_SYNC_BUDGET is the bit after VIRTIO_FS_F_SYNC, if a device bit */
+static bool vfsync_budget_negotiated(struct virtio_device *vdev)
+{
+	return vfsync_sync_negotiated(vdev) && vfsync_feature_bit < 23 &&
+	       virtio_has_feature(vdev, vfsync_feature_bit + 1);
+}
+
 /*
  * How many config bytes the transport can read, 0 if it does not say.
  * virtio-pci (modern) maps the first usable device-config capability, at
@@ -497,6 +504,7 @@ static int vfsync_setup_vqs(struct virtio_device *vdev, struct vfsync_dev *fs,
 
 	fs->num_request_queues = conf.num_request_queues;
 	fs->num_sync_queues = conf.num_sync_queues;
+	fs->sync_budget = fs->num_sync_queues && vfsync_budget_negotiated(vdev);
 	fs->nvqs = conf.nvqs;
 	*tried_sync = fs->num_sync_queues;
 	/* Keep the sync queues out of the request queues' IRQ spreading */
@@ -805,8 +813,8 @@ static const struct virtio_device_id vfsync_id_table[] = {
 	{},
 };
 
-/* Filled at init: the bit number is a module parameter */
-static unsigned int vfsync_features[1];
+/* Filled at init: the bit numbers follow a module parameter */
+static unsigned int vfsync_features[2];
 
 static struct virtio_driver vfsync_driver = {
 	.driver.name		= KBUILD_MODNAME,
@@ -842,6 +850,9 @@ int vfsync_virtio_init(void)
 	if (vfsync_param_sync) {
 		vfsync_features[0] = vfsync_feature_bit;
 		vfsync_driver.feature_table_size = 1;
+		if (vfsync_feature_bit < 23)
+			vfsync_features[vfsync_driver.feature_table_size++] =
+				vfsync_feature_bit + 1;
 	}
 
 	if (vfsync_wq_init())

@@ -158,6 +158,12 @@ struct vfsync_dev {
 	unsigned int nvqs;
 	unsigned int num_request_queues;
 	unsigned int num_sync_queues;	/* 0: the sync path is off */
+	/*
+	 * VIRTIO_FS_F_SYNC_BUDGET: the device keeps every sync exit within
+	 * its time budget, so every request a task waits for may go to a
+	 * sync queue. Written once at probe, with num_sync_queues.
+	 */
+	bool sync_budget;
 	/* index = cpu id, value = virtqueue index; written once at probe */
 	unsigned int *req_map;
 	unsigned int *sync_map;

@@ -190,18 +190,32 @@ static void vfsync_test_map_edges(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, map[i], 1U);
 }
 
-/* Blocking without bound, or host time not bounded by the size */
-static bool opcode_off_sync(u32 opcode)
+/*
+ * Never on a sync queue: no reply, blocking without bound whatever the
+ * host promises, the session or the memory map, or not an opcode the
+ * driver knows.
+ */
+static bool opcode_never_sync(u32 opcode)
 {
-	return opcode == FUSE_SETLKW || opcode == FUSE_IOCTL ||
+	return opcode == 0 || opcode == 7 || opcode == 19 || opcode > 53 ||
+	       opcode == FUSE_SETLKW || opcode == FUSE_IOCTL ||
 	       opcode == FUSE_POLL || opcode == FUSE_INTERRUPT ||
 	       opcode == FUSE_NOTIFY_REPLY || opcode == FUSE_FORGET ||
-	       opcode == FUSE_BATCH_FORGET || opcode == FUSE_COPY_FILE_RANGE ||
+	       opcode == FUSE_BATCH_FORGET || opcode == FUSE_DESTROY ||
+	       opcode == FUSE_INIT || opcode == FUSE_SETUPMAPPING ||
+	       opcode == FUSE_REMOVEMAPPING;
+}
+
+/* On a sync queue only with a host that keeps a budget */
+static bool opcode_needs_budget(u32 opcode)
+{
+	return opcode == FUSE_COPY_FILE_RANGE ||
+	       opcode == FUSE_COPY_FILE_RANGE_64 ||
 	       opcode == FUSE_FALLOCATE || opcode == FUSE_FSYNC ||
 	       opcode == FUSE_FSYNCDIR || opcode == FUSE_SYNCFS ||
 	       opcode == FUSE_FLUSH || opcode == FUSE_RELEASE ||
 	       opcode == FUSE_UNLINK || opcode == FUSE_RENAME ||
-	       opcode == FUSE_RENAME2 || opcode == FUSE_DESTROY;
+	       opcode == FUSE_RENAME2;
 }
 
 /* One opcode and size, background or not, against both limits */
@@ -209,12 +223,20 @@ static void vfsync_expect_eligible(struct kunit *test, u32 opcode, bool bg,
 				   size_t size, size_t max, size_t bg_max)
 {
 	size_t limit = bg ? min(max, bg_max) : max;
-	bool want = !opcode_off_sync(opcode) && size <= limit;
+	bool want = !opcode_never_sync(opcode) &&
+		    !opcode_needs_budget(opcode) && size <= limit;
 
 	KUNIT_EXPECT_EQ_MSG(test,
-			    vfsync_sync_eligible(opcode, bg, size, max, bg_max), want,
+			    vfsync_sync_eligible(opcode, bg, false, size, max,
+						 bg_max), want,
 			    "opcode %u bg %d size %zu max %zu bg max %zu",
 			    opcode, bg, size, max, bg_max);
+	/* With a budget neither limit counts, and no background request goes */
+	want = !opcode_never_sync(opcode) && !bg;
+	KUNIT_EXPECT_EQ_MSG(test,
+			    vfsync_sync_eligible(opcode, bg, true, size, max,
+						 bg_max), want,
+			    "budget: opcode %u bg %d size %zu", opcode, bg, size);
 }
 
 static void vfsync_test_eligible(struct kunit *test)
@@ -234,47 +256,68 @@ static void vfsync_test_eligible(struct kunit *test)
 							       maxes[b / 2]);
 
 	/* The background limit applies to background requests only */
-	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_READ, false, 4096, 4096, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_READ, true, 4096, 4096, 0));
-	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_READ, true, 4096, 4096, 20480));
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_READ, false, false, 4096, 4096, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_READ, true, false, 4096, 4096, 0));
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_READ, true, false, 4096, 4096, 20480));
 	/* and never raises the other one */
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_READ, true, 8192, 4096, 20480));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FSYNC, true, 1, SIZE_MAX, SIZE_MAX));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_READ, true, false, 8192, 4096, 20480));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FSYNC, true, false, 1,
+						      SIZE_MAX, SIZE_MAX));
 
-	/* CUSE_INIT and unknown opcodes follow the size rule */
-	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(CUSE_INIT, false, 100, 4096, 0));
-	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(U32_MAX, false, 100, 4096, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(U32_MAX, false, 4097, 4096, 0));
+	/* Opcodes the driver does not know, and DAX mappings, never */
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(CUSE_INIT, false, false, 100, 4096, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(U32_MAX, false, false, 100, 4096, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(54, false, false, 100, 4096, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_SETUPMAPPING, false, false, 1,
+						      SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_REMOVEMAPPING, false, false, 1,
+						      SIZE_MAX, 0));
 
 	/* The ones the contract names */
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_SETLKW, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_IOCTL, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_POLL, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_INTERRUPT, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_NOTIFY_REPLY, false, 1,
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_SETLKW, false, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_IOCTL, false, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_POLL, false, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_INTERRUPT, false, false, 1,
+						      SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_NOTIFY_REPLY, false, false, 1,
 						      SIZE_MAX, 0));
 	/* Host time not bounded by the request's size, however small it is */
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_COPY_FILE_RANGE, false, 1,
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_COPY_FILE_RANGE, false, false, 1,
 						      SIZE_MAX, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FALLOCATE, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FSYNC, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FSYNCDIR, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_SYNCFS, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FLUSH, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FALLOCATE, false, false, 1,
+						      SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FSYNC, false, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FSYNCDIR, false, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_SYNCFS, false, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FLUSH, false, false, 1, SIZE_MAX, 0));
 	/* close() on the host may write the file back, as FLUSH does */
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RELEASE, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RELEASE, false, false, 1, SIZE_MAX, 0));
 	/* may drop the last link of a large file: the host frees its blocks */
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_UNLINK, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RENAME, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RENAME2, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_UNLINK, false, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RENAME, false, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RENAME2, false, false, 1, SIZE_MAX, 0));
 	/* the host's end of the session: whatever it flushes */
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_DESTROY, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_RELEASEDIR, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_RMDIR, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_GETATTR, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_SETLK, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_DESTROY, false, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_RELEASEDIR, false, false, 1,
+						     SIZE_MAX, 0));
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_RMDIR, false, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_GETATTR, false, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_SETLK, false, false, 1, SIZE_MAX, 0));
+	/* A host that keeps a budget takes every request a task waits for */
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_UNLINK, false, true, 1, 0, 0));
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_COPY_FILE_RANGE_64, false,
+						     true, 1, 0, 0));
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_WRITE, false, true, SIZE_MAX,
+						     4096, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_WRITE, true, true, 1,
+						      SIZE_MAX, SIZE_MAX));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_SETUPMAPPING, false, true, 1,
+						      SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(54, false, true, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_SETLKW, false, true, 1,
+						      SIZE_MAX, 0));
 	/* The default background limit, 0, keeps every background request off */
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RELEASE, true, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RELEASE, true, false, 1, SIZE_MAX, 0));
 }
 
 /* Truncation through an otherwise short request: off sync queues */
