@@ -624,8 +624,13 @@ static int vfsync_submit_sync(struct vfsync_dev *fs, struct vfsync_buf *buf)
 	 * (with its re-check) only if something is still outstanding then.
 	 */
 	virtqueue_disable_cb(vq);
-	if (virtqueue_kick_prepare(vq))
-		vfsync_notify(fsvq);
+	/*
+	 * Always notify: the device runs the request inside the notification
+	 * (the contract), so a suppression hint on a sync queue would leave
+	 * the reap below with nothing. kick_prepare still publishes the ring.
+	 */
+	virtqueue_kick_prepare(vq);
+	vfsync_notify(fsvq);
 	vfsync_sync_reap_locked(fsvq, &done, buf);
 
 	vfsync_unlock(fsvq);

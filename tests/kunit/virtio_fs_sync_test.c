@@ -982,6 +982,24 @@ static void vfsync_test_engine_inline(struct kunit *test)
 }
 
 /*
+ * A sync queue is kicked whatever the device's ring says: the device runs
+ * the request inside the notification, so a kick left out on a device's
+ * suppression hint would leave the kicker reaping nothing.
+ */
+static void vfsync_test_engine_kick_suppressed(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct test_ring *r = &td->rings[TEST_SYNC];
+	struct test_buf *a = test_buf(test, TEST_SYNC_OK);
+
+	r->vr.used->flags = cpu_to_virtio16(&td->vdev, VRING_USED_F_NO_NOTIFY);
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
+	KUNIT_EXPECT_EQ(test, r->kicks, 1U);
+	KUNIT_EXPECT_EQ(test, a->completed, 1U);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, inline_done), 1);
+}
+
+/*
  * While an earlier buffer is outstanding, the
  * next kick goes out with the callback disabled (its inline completion
  * raises no interrupt), and of what the kicker reaps only its own buffer
@@ -1473,6 +1491,7 @@ static void vfsync_test_engine_floor(struct kunit *test)
 
 static struct kunit_case vfsync_engine_cases[] = {
 	KUNIT_CASE(vfsync_test_engine_inline),
+	KUNIT_CASE(vfsync_test_engine_kick_suppressed),
 	KUNIT_CASE(vfsync_test_engine_deferred_by_kicker),
 	KUNIT_CASE(vfsync_test_engine_deferred_by_callback),
 	KUNIT_CASE(vfsync_test_engine_busy),
