@@ -337,6 +337,14 @@ static void vfsync_fail_work(struct work_struct *work)
 	unsigned int i, broken = 0, ring = 0;
 	int err;
 
+	/* Cleared first: a change after the read queues this work again */
+	if (READ_ONCE(fs->config_changed)) {
+		WRITE_ONCE(fs->config_changed, false);
+		smp_mb();	/* the flag's clearing before the read */
+		if (fs->vdev->config->get_status(fs->vdev) &
+		    VIRTIO_CONFIG_S_NEEDS_RESET)
+			vfsync_needs_reset(fs);
+	}
 	/* In process context: virtio_break_device() takes a plain spinlock */
 	if (READ_ONCE(fs->needs_reset) && !READ_ONCE(fs->failed))
 		virtio_break_device(fs->vdev);
@@ -360,6 +368,19 @@ static void vfsync_fail_work(struct work_struct *work)
 	for (i = 0; i < fs->nvqs; i++)
 		vfsync_reclaim_queue(&fs->vqs[i], err);
 }
+
+/*
+ * A configuration change, in whatever context the transport calls it:
+ * under the virtio core's config lock, where get_status() may not be
+ * called (it sleeps on virtio-ccw). fail_work reads the status; the only
+ * change that matters is a device asking for a reset.
+ */
+void vfsync_config_changed_any(struct vfsync_dev *fs)
+{
+	WRITE_ONCE(fs->config_changed, true);
+	vfsync_queue_work(&fs->fail_work);
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_config_changed_any);
 
 /*
  * The device set VIRTIO_CONFIG_S_NEEDS_RESET (any context): nothing it

@@ -782,16 +782,12 @@ static void vfsync_remove(struct virtio_device *vdev)
  * A configuration change. The only one that matters is the device asking
  * for a reset (VIRTIO_CONFIG_S_NEEDS_RESET: the project's QEMU when the
  * back-end of a device with sync queues is gone): what it holds will never
- * come back. In interrupt context, under the core's config lock: the queue
- * engine's fail_work does the rest.
+ * come back. Under the core's config lock, maybe in interrupt context: the
+ * queue engine's fail_work reads the status and does the rest.
  */
 static void vfsync_config_changed(struct virtio_device *vdev)
 {
-	struct vfsync_dev *fs = vdev->priv;
-
-	if (!(vdev->config->get_status(vdev) & VIRTIO_CONFIG_S_NEEDS_RESET))
-		return;
-	vfsync_needs_reset(fs);
+	vfsync_config_changed_any(vdev->priv);
 }
 
 #ifdef CONFIG_PM_SLEEP

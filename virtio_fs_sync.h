@@ -182,6 +182,11 @@ struct vfsync_dev {
 	 * (any context); fail_work breaks the queues for it.
 	 */
 	bool needs_reset;
+	/*
+	 * Set by a config change (any context), cleared by fail_work, which
+	 * reads the device status for it in process context.
+	 */
+	bool config_changed;
 	struct work_struct fail_work;
 	struct mutex floor_lock;	/* one floor run at a time, and ->floor */
 	struct vfsync_floor floor;	/* under ->floor_lock */
@@ -299,6 +304,7 @@ void vfsync_drain_all_queues(struct vfsync_dev *fs);
 void vfsync_kill_queues(struct vfsync_dev *fs);
 void vfsync_remove_queues(struct vfsync_dev *fs);
 void vfsync_needs_reset(struct vfsync_dev *fs);
+void vfsync_config_changed_any(struct vfsync_dev *fs);
 
 /*
  * vfsync_stats.c: sysfs attributes (the ktype's default groups) and the

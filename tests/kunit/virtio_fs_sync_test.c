@@ -879,8 +879,20 @@ static void test_reset(struct virtio_device *vdev)
 {
 }
 
+/* The status a test device reports; reading it may sleep (virtio-ccw) */
+static u8 test_status;
+static bool test_status_atomic;	/* it was read where sleeping is not allowed */
+
+static u8 test_get_status(struct virtio_device *vdev)
+{
+	if (!preemptible())
+		test_status_atomic = true;
+	return test_status;
+}
+
 static const struct virtio_config_ops test_config_ops = {
 	.reset = test_reset,
+	.get_status = test_get_status,
 };
 
 static int vfsync_engine_init(struct kunit *test)
@@ -1424,6 +1436,41 @@ static void vfsync_test_engine_needs_reset(struct kunit *test)
 }
 
 /*
+ * A config change comes under the virtio core's config lock (a spinlock,
+ * maybe in an interrupt): the status is read later, in process context,
+ * and only a device asking for a reset loses its requests.
+ */
+static void vfsync_test_engine_config_changed(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct test_buf *a = test_buf(test, TEST_ASYNC);
+	struct test_buf *b = test_buf(test, TEST_SYNC_OK);
+	DEFINE_SPINLOCK(config_lock);
+
+	td->rings[TEST_REQ].mode = TEST_HOLD;
+	td->rings[TEST_SYNC].mode = TEST_HOLD;
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &b->buf), 0);
+
+	test_status_atomic = false;
+	test_status = VIRTIO_CONFIG_S_DRIVER_OK;
+	spin_lock_irq(&config_lock);
+	vfsync_config_changed_any(&td->fs);
+	spin_unlock_irq(&config_lock);
+	flush_work(&td->fs.fail_work);
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(td->fs.needs_reset));
+	KUNIT_EXPECT_FALSE(test, virtqueue_is_broken(td->vqs[TEST_REQ].vq));
+
+	test_status |= VIRTIO_CONFIG_S_NEEDS_RESET;
+	spin_lock_irq(&config_lock);
+	vfsync_config_changed_any(&td->fs);
+	spin_unlock_irq(&config_lock);
+	expect_device_gone(test, td, a, b);
+	KUNIT_EXPECT_FALSE_MSG(test, test_status_atomic,
+			       "get_status() called in atomic context");
+}
+
+/*
  * A kick the transport could not deliver, made outside the queue lock
  * (a request queue's): the queue is broken and nothing else will look at
  * it. Its requests end with -ENOTCONN all the same.
@@ -1502,6 +1549,7 @@ static struct kunit_case vfsync_engine_cases[] = {
 	KUNIT_CASE(vfsync_test_engine_remove_late_irq),
 	KUNIT_CASE(vfsync_test_engine_all_broken),
 	KUNIT_CASE(vfsync_test_engine_needs_reset),
+	KUNIT_CASE(vfsync_test_engine_config_changed),
 	KUNIT_CASE(vfsync_test_engine_notify_failed),
 	KUNIT_CASE(vfsync_test_engine_defer),
 	KUNIT_CASE(vfsync_test_engine_defer_stopped),
