@@ -424,9 +424,11 @@ static void vfsync_sync_reap_locked(struct vfsync_vq *fsvq,
 				vfsync_count(fsvq, deferred);
 		}
 		if (!fsvq->outstanding) {
+			WRITE_ONCE(fsvq->armed, false);
 			virtqueue_disable_cb(vq);
 			break;
 		}
+		WRITE_ONCE(fsvq->armed, true);
 		if (virtqueue_enable_cb(vq))
 			break;
 	}
@@ -517,6 +519,13 @@ void vfsync_vq_done(struct virtqueue *vq)
 {
 	struct vfsync_vq *fsvq = vq_to_fsvq(vq);
 
+	/*
+	 * A shared interrupt line (virtio-mmio, INTx, a shared MSI-X vector)
+	 * calls a sync queue's callback for any used buffer, also one the
+	 * lock's holder is about to reap: only an armed queue needs the work.
+	 */
+	if (fsvq->kind == VFSYNC_KIND_SYNC && !READ_ONCE(fsvq->armed))
+		return;
 	rcu_read_lock();
 	if (!READ_ONCE(fsvq->gone))
 		vfsync_queue_work(&fsvq->done_work);
@@ -644,6 +653,7 @@ static int vfsync_submit_sync(struct vfsync_dev *fs, struct vfsync_buf *buf)
 	 * earlier buffer is outstanding: the reap below re-arms the callback
 	 * (with its re-check) only if something is still outstanding then.
 	 */
+	WRITE_ONCE(fsvq->armed, false);
 	virtqueue_disable_cb(vq);
 	/*
 	 * Always notify: the device runs the request inside the notification
@@ -907,6 +917,7 @@ static s64 vfsync_floor_kick(struct vfsync_dev *fs)
 		ret = -ENODEV;
 		goto out_unlock;
 	}
+	WRITE_ONCE(fsvq->armed, false);
 	virtqueue_disable_cb(fsvq->vq);
 	t0 = ktime_get();
 	vfsync_notify(fsvq);

@@ -134,6 +134,11 @@ struct vfsync_vq {
 	atomic_long_t in_flight;
 	/* Sync queues: added but not reaped yet; under ->lock */
 	unsigned int outstanding;
+	/*
+	 * Sync queues: the callback is enabled for outstanding buffers.
+	 * Written under ->lock, read by the callback without it.
+	 */
+	bool armed;
 	wait_queue_head_t in_flight_wq;	/* woken when in_flight drops to 0 */
 	unsigned long flags;		/* VFSYNC_VQ_*, atomic bitops */
 	bool test_busy;			/* KUnit: another CPU holds ->lock */

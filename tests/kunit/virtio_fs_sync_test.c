@@ -1012,6 +1012,28 @@ static void vfsync_test_engine_kick_suppressed(struct kunit *test)
 }
 
 /*
+ * On a shared interrupt line the callback runs for any used buffer, also
+ * one a kicker reaps itself: with nothing outstanding (the callback not
+ * armed) it must not queue the reaping work. Preemption stays off so that
+ * the work, if queued, cannot have run by the time it is looked at.
+ */
+static void vfsync_test_engine_shared_irq(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct test_buf *a = test_buf(test, TEST_SYNC_OK);
+	bool pending;
+
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
+	KUNIT_ASSERT_EQ(test, a->completed, 1U);
+	preempt_disable();
+	vfsync_vq_done(td->vqs[TEST_SYNC].vq);
+	pending = work_pending(&td->vqs[TEST_SYNC].done_work);
+	preempt_enable();
+	KUNIT_EXPECT_FALSE_MSG(test, pending,
+			       "an unarmed sync queue's callback queued its work");
+}
+
+/*
  * While an earlier buffer is outstanding, the
  * next kick goes out with the callback disabled (its inline completion
  * raises no interrupt), and of what the kicker reaps only its own buffer
@@ -1539,6 +1561,7 @@ static void vfsync_test_engine_floor(struct kunit *test)
 static struct kunit_case vfsync_engine_cases[] = {
 	KUNIT_CASE(vfsync_test_engine_inline),
 	KUNIT_CASE(vfsync_test_engine_kick_suppressed),
+	KUNIT_CASE(vfsync_test_engine_shared_irq),
 	KUNIT_CASE(vfsync_test_engine_deferred_by_kicker),
 	KUNIT_CASE(vfsync_test_engine_deferred_by_callback),
 	KUNIT_CASE(vfsync_test_engine_busy),
