@@ -405,12 +405,13 @@ EXPORT_SYMBOL_IF_KUNIT(vfsync_needs_reset);
  * ring, which closes the race with a completion that lands between the
  * last get_buf and the enable.
  */
-static void vfsync_sync_reap_locked(struct vfsync_vq *fsvq,
+static bool vfsync_sync_reap_locked(struct vfsync_vq *fsvq,
 				    struct list_head *done,
 				    struct vfsync_buf *own)
 {
 	struct virtqueue *vq = fsvq->vq;
 	struct vfsync_buf *buf;
+	bool own_reaped = false;
 	unsigned int len;
 
 	lockdep_assert_held(&fsvq->lock);
@@ -418,10 +419,12 @@ static void vfsync_sync_reap_locked(struct vfsync_vq *fsvq,
 	for (;;) {
 		while ((buf = virtqueue_get_buf(vq, &len)) != NULL) {
 			vfsync_reap_one_locked(fsvq, buf, len, done);
-			if (buf == own)
+			if (buf == own) {
 				vfsync_count(fsvq, inline_done);
-			else
+				own_reaped = true;
+			} else {
 				vfsync_count(fsvq, deferred);
+			}
 		}
 		if (!fsvq->outstanding) {
 			WRITE_ONCE(fsvq->armed, false);
@@ -433,6 +436,34 @@ static void vfsync_sync_reap_locked(struct vfsync_vq *fsvq,
 			break;
 	}
 	vfsync_check_broken(fsvq);
+	return own_reaped;
+}
+
+/*
+ * A kick's own buffer was reaped right after it (@hit) or not: set a
+ * queue whose device keeps missing aside, and take it back when a probe
+ * hits. Said in the log (rate-limited) and counted in the stats.
+ */
+static void vfsync_sync_account_locked(struct vfsync_vq *fsvq, bool hit)
+{
+	struct device *dev = &fsvq->fs->vdev->dev;
+
+	lockdep_assert_held(&fsvq->lock);
+	if (hit) {
+		fsvq->misses = 0;
+		if (fsvq->demoted) {
+			WRITE_ONCE(fsvq->demoted, false);
+			dev_info_ratelimited(dev, "%s: completing inside the kick again\n",
+					     fsvq->name);
+		}
+		return;
+	}
+	if (fsvq->demoted || ++fsvq->misses < VFSYNC_DEMOTE_MISSES)
+		return;
+	WRITE_ONCE(fsvq->demoted, true);
+	vfsync_count(fsvq, demoted);
+	dev_warn_ratelimited(dev, "%s: the device completed none of %u requests inside the kick: its CPUs use the request queues\n",
+			     fsvq->name, VFSYNC_DEMOTE_MISSES);
 }
 
 /*
@@ -615,6 +646,12 @@ static int vfsync_submit_sync(struct vfsync_dev *fs, struct vfsync_buf *buf)
 	compat_sync_pin_cpu();
 	fsvq = &fs->vqs[fs->sync_map[smp_processor_id()]];
 
+	if (READ_ONCE(fsvq->demoted) &&
+	    atomic_inc_return(&fsvq->probes) % VFSYNC_DEMOTED_PROBE) {
+		vfsync_count(fsvq, fallback);
+		compat_sync_unpin_cpu();
+		return -EAGAIN;
+	}
 	if (!vfsync_sync_trylock(fsvq)) {
 		vfsync_count(fsvq, busy);
 		vfsync_count(fsvq, fallback);
@@ -662,7 +699,8 @@ static int vfsync_submit_sync(struct vfsync_dev *fs, struct vfsync_buf *buf)
 	 */
 	virtqueue_kick_prepare(vq);
 	vfsync_notify(fsvq);
-	vfsync_sync_reap_locked(fsvq, &done, buf);
+	vfsync_sync_account_locked(fsvq,
+				   vfsync_sync_reap_locked(fsvq, &done, buf));
 
 	vfsync_unlock(fsvq);
 	compat_sync_unpin_cpu();

@@ -27,7 +27,7 @@ int vfsync_stats_line(char *buf, size_t size, const char *name,
 		      const struct vfsync_stats *st)
 {
 	return scnprintf(buf, size,
-			 "%s submitted=%llu bg=%llu inline=%llu deferred=%llu fallback=%llu full=%llu bad_reply=%llu busy=%llu\n",
+			 "%s submitted=%llu bg=%llu inline=%llu deferred=%llu fallback=%llu full=%llu bad_reply=%llu busy=%llu demoted=%llu\n",
 			 name, (u64)atomic64_read(&st->submitted),
 			 (u64)atomic64_read(&st->background),
 			 (u64)atomic64_read(&st->inline_done),
@@ -35,7 +35,8 @@ int vfsync_stats_line(char *buf, size_t size, const char *name,
 			 (u64)atomic64_read(&st->fallback),
 			 (u64)atomic64_read(&st->full),
 			 (u64)atomic64_read(&st->bad_reply),
-			 (u64)atomic64_read(&st->busy));
+			 (u64)atomic64_read(&st->busy),
+			 (u64)atomic64_read(&st->demoted));
 }
 EXPORT_SYMBOL_IF_KUNIT(vfsync_stats_line);
 

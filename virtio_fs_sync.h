@@ -26,7 +26,7 @@ struct virtqueue;
 
 #define VFSYNC_VQ_NAME_LEN	24
 /* Longest line of the stats files, the name and every counter at U64_MAX */
-#define VFSYNC_STATS_LINE	256
+#define VFSYNC_STATS_LINE	288
 
 /* Queue numbering of the device: hiprio, R request queues, S sync queues. */
 #define VFSYNC_VQ_HIPRIO	0
@@ -54,7 +54,18 @@ struct vfsync_stats {
 	atomic64_t full;	/* -ENOSPC on add */
 	atomic64_t bad_reply;	/* replies that failed validation */
 	atomic64_t busy;	/* sync: queue locked by another CPU, fell back */
+	atomic64_t demoted;	/* sync: set aside for completing nothing inline */
 };
+
+/*
+ * A sync queue whose device completed none of this many kicks' own
+ * buffers inside the kick (a host that stopped running it synchronously,
+ * as QEMU does after its timeout) is set aside: its CPUs' requests take
+ * the request queues, and one in VFSYNC_DEMOTED_PROBE still tries it, so
+ * that a device that recovers gets it back.
+ */
+#define VFSYNC_DEMOTE_MISSES	128
+#define VFSYNC_DEMOTED_PROBE	256
 
 /*
  * The last run of the kick floor (debugfs <tag>/floor): kicks of this
@@ -134,6 +145,15 @@ struct vfsync_vq {
 	atomic_long_t in_flight;
 	/* Sync queues: added but not reaped yet; under ->lock */
 	unsigned int outstanding;
+	/*
+	 * Sync queues: kicks in a row whose own buffer was not reaped right
+	 * after the kick, under ->lock; ->demoted (written under ->lock, read
+	 * without it) once there were VFSYNC_DEMOTE_MISSES; ->probes counts
+	 * the submissions a demoted queue turned away.
+	 */
+	unsigned int misses;
+	bool demoted;
+	atomic_t probes;
 	/*
 	 * Sync queues: the callback is enabled for outstanding buffers.
 	 * Written under ->lock, read by the callback without it.

@@ -661,12 +661,14 @@ static void vfsync_test_stats_line(struct kunit *test)
 	atomic64_set(&st.full, -1);
 	atomic64_set(&st.bad_reply, -1);
 	atomic64_set(&st.busy, -1);
+	atomic64_set(&st.demoted, -1);
 
 	/* The longest line fits, whole, in VFSYNC_STATS_LINE */
 	n = vfsync_stats_line(line, sizeof(line), name, &st);
 	KUNIT_EXPECT_LT(test, n, VFSYNC_STATS_LINE);
 	KUNIT_EXPECT_EQ(test, line[n - 1], '\n');
-	KUNIT_EXPECT_NOT_NULL(test, strstr(line, " busy=18446744073709551615\n"));
+	KUNIT_EXPECT_NOT_NULL(test, strstr(line, " busy=18446744073709551615 "));
+	KUNIT_EXPECT_NOT_NULL(test, strstr(line, " demoted=18446744073709551615\n"));
 	KUNIT_EXPECT_NOT_NULL(test, strstr(line, " submitted=18446744073709551615 "));
 	KUNIT_EXPECT_NOT_NULL(test, strstr(line, " bg=18446744073709551615 "));
 }
@@ -685,7 +687,8 @@ static void vfsync_test_stats_line(struct kunit *test)
 #define TEST_REQ	1
 #define TEST_SYNC	2
 
-enum test_mode { TEST_INLINE, TEST_HOLD, TEST_DOUBLE };
+/* TEST_LAG: each kick completes what the previous one left and holds its own */
+enum test_mode { TEST_INLINE, TEST_HOLD, TEST_DOUBLE, TEST_LAG };
 
 struct test_ring {
 	void *pages;
@@ -836,6 +839,8 @@ static bool test_notify(struct virtqueue *vq)
 	if (!(virtio16_to_cpu(&td->vdev, r->vr.avail->flags) &
 	      VRING_AVAIL_F_NO_INTERRUPT))
 		r->kicks_armed++;
+	if (r->mode == TEST_LAG)
+		test_release(td, vq->index);
 	avail = virtio16_to_cpu(&td->vdev, READ_ONCE(r->vr.avail->idx));
 	virtio_rmb(true);
 	while (r->last_avail != avail) {
@@ -844,6 +849,7 @@ static bool test_notify(struct virtqueue *vq)
 		r->last_avail++;
 		switch (r->mode) {
 		case TEST_HOLD:
+		case TEST_LAG:
 			r->held[r->nheld++] = head;
 			break;
 		case TEST_DOUBLE:
@@ -879,6 +885,8 @@ static void test_reset(struct virtio_device *vdev)
 {
 }
 
+/* The virtio core's config lock, which config_changed is called under */
+static DEFINE_SPINLOCK(test_config_lock);
 /* The status a test device reports; reading it may sleep (virtio-ccw) */
 static u8 test_status;
 static bool test_status_atomic;	/* it was read where sleeping is not allowed */
@@ -1009,6 +1017,56 @@ static void vfsync_test_engine_kick_suppressed(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, r->kicks, 1U);
 	KUNIT_EXPECT_EQ(test, a->completed, 1U);
 	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, inline_done), 1);
+}
+
+/*
+ * A device that stops completing sync requests inside the kick (QEMU after
+ * its timeout runs the queue as an ordinary one) would have every request
+ * kicked with preemption off and then wait for an interrupt: after
+ * VFSYNC_DEMOTE_MISSES such kicks in a row the queue is set aside and its
+ * CPU's requests take the request queue; a probe that completes inline
+ * takes it back.
+ */
+static void vfsync_test_engine_demote(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct test_ring *r = &td->rings[TEST_SYNC];
+	struct test_buf *tb;
+	unsigned int i, req_kicks;
+
+	r->mode = TEST_LAG;
+	for (i = 0; i < VFSYNC_DEMOTE_MISSES; i++) {
+		tb = test_buf(test, TEST_SYNC_OK);
+		KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &tb->buf), 0);
+	}
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, inline_done), 0);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, demoted), 1);
+	KUNIT_EXPECT_EQ(test, r->kicks, VFSYNC_DEMOTE_MISSES);
+
+	/* Set aside: the next ones take the request queue, no sync kick */
+	req_kicks = td->rings[TEST_REQ].kicks;
+	tb = test_buf(test, TEST_SYNC_OK);
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &tb->buf), 0);
+	test_wait_end(tb);
+	KUNIT_EXPECT_EQ(test, tb->completed, 1U);
+	KUNIT_EXPECT_EQ(test, r->kicks, VFSYNC_DEMOTE_MISSES);
+	KUNIT_EXPECT_EQ(test, td->rings[TEST_REQ].kicks, req_kicks + 1);
+
+	/* The device recovers: a probe finds it and the queue is back */
+	r->mode = TEST_INLINE;
+	test_release(td, TEST_SYNC);
+	for (i = 1; i < VFSYNC_DEMOTED_PROBE && !STAT(td, TEST_SYNC, inline_done);
+	     i++) {
+		tb = test_buf(test, TEST_SYNC_OK);
+		KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &tb->buf), 0);
+	}
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, inline_done), 1);
+	KUNIT_EXPECT_EQ(test, r->kicks, VFSYNC_DEMOTE_MISSES + 1);
+	tb = test_buf(test, TEST_SYNC_OK);
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &tb->buf), 0);
+	KUNIT_EXPECT_EQ(test, tb->completed, 1U);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, inline_done), 2);
+	flush_work(&td->vqs[TEST_REQ].done_work);
 }
 
 /*
@@ -1467,7 +1525,6 @@ static void vfsync_test_engine_config_changed(struct kunit *test)
 	struct test_dev *td = test->priv;
 	struct test_buf *a = test_buf(test, TEST_ASYNC);
 	struct test_buf *b = test_buf(test, TEST_SYNC_OK);
-	DEFINE_SPINLOCK(config_lock);
 
 	td->rings[TEST_REQ].mode = TEST_HOLD;
 	td->rings[TEST_SYNC].mode = TEST_HOLD;
@@ -1476,17 +1533,17 @@ static void vfsync_test_engine_config_changed(struct kunit *test)
 
 	test_status_atomic = false;
 	test_status = VIRTIO_CONFIG_S_DRIVER_OK;
-	spin_lock_irq(&config_lock);
+	spin_lock_irq(&test_config_lock);
 	vfsync_config_changed_any(&td->fs);
-	spin_unlock_irq(&config_lock);
+	spin_unlock_irq(&test_config_lock);
 	flush_work(&td->fs.fail_work);
 	KUNIT_EXPECT_FALSE(test, READ_ONCE(td->fs.needs_reset));
 	KUNIT_EXPECT_FALSE(test, virtqueue_is_broken(td->vqs[TEST_REQ].vq));
 
 	test_status |= VIRTIO_CONFIG_S_NEEDS_RESET;
-	spin_lock_irq(&config_lock);
+	spin_lock_irq(&test_config_lock);
 	vfsync_config_changed_any(&td->fs);
-	spin_unlock_irq(&config_lock);
+	spin_unlock_irq(&test_config_lock);
 	expect_device_gone(test, td, a, b);
 	KUNIT_EXPECT_FALSE_MSG(test, test_status_atomic,
 			       "get_status() called in atomic context");
@@ -1562,6 +1619,7 @@ static struct kunit_case vfsync_engine_cases[] = {
 	KUNIT_CASE(vfsync_test_engine_inline),
 	KUNIT_CASE(vfsync_test_engine_kick_suppressed),
 	KUNIT_CASE(vfsync_test_engine_shared_irq),
+	KUNIT_CASE(vfsync_test_engine_demote),
 	KUNIT_CASE(vfsync_test_engine_deferred_by_kicker),
 	KUNIT_CASE(vfsync_test_engine_deferred_by_callback),
 	KUNIT_CASE(vfsync_test_engine_busy),
