@@ -269,8 +269,8 @@ many_queues() {
 	out=$("$repo/tests/vm/run" --results "$logs/uml:many-queues.results" --driver ours \
 		--queues 62 --sync-queues 1 -- sh -c '
 		d=/sys/kernel/debug/virtio_fs_sync/share/stats s=/sys/fs/virtio_fs_sync/share/stats
-		echo "debugfs $(grep -c "^[a-z]*\.*[0-9]* submitted=.* busy=[0-9]*\$" $d) $(grep -c . $d)"
-		echo "sysfs $(grep -c "^[a-z]*\.*[0-9]* submitted=.* busy=[0-9]*\$" $s) $(grep -c . $s)"
+		echo "debugfs $(grep -c "^[a-z]*\.*[0-9]* submitted=.* demoted=[0-9]*\$" $d) $(grep -c . $d)"
+		echo "sysfs $(grep -c "^[a-z]*\.*[0-9]* submitted=.* demoted=[0-9]*\$" $s) $(grep -c . $s)"
 		tail -n 1 $s') || return 1
 	echo "$out"
 	echo "$out" | grep -qx "debugfs 64 64" || { echo "debugfs: expected 64 whole lines"; return 1; }
