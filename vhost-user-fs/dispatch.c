@@ -28,6 +28,17 @@
 
 #include <linux/fuse.h>
 
+/*
+ * Exit times of a sync queue's kicks, in microseconds: exact below
+ * EXIT_EXACT, then EXIT_SUB buckets per power of two (about 6 % wide), up
+ * to 2^EXIT_TOP_BIT us; longer ones go to the last bucket.
+ */
+#define EXIT_EXACT	64
+#define EXIT_SUB_BITS	4
+#define EXIT_SUB	(1u << EXIT_SUB_BITS)
+#define EXIT_TOP_BIT	36
+#define EXIT_BUCKETS	(EXIT_EXACT + (EXIT_TOP_BIT - 6) * EXIT_SUB)
+
 struct fsq_stats {
 	uint64_t requests, inline_done, late, errors, bytes_in, bytes_out;
 	uint64_t calls;		/* used-buffer notifications sent */
@@ -36,11 +47,14 @@ struct fsq_stats {
 	uint64_t handler_ns;	/* of busy_ns, time in the FUSE server */
 	uint64_t queued;	/* chains whose kick is known */
 	uint64_t queued_ns;	/* from the kick to the start of those chains */
+	uint64_t exit_max_us;	/* the longest kick, kick to answer */
+	uint64_t exit_hist[EXIT_BUCKETS];
 	enum fsq_type type;
 	bool started;
 	struct fs_queue *q;	/* for the ring indices in the stats */
 };
 
+/* The counters: several threads add to them, with relaxed atomics. */
 static struct fsq_stats stats[FS_MAX_QUEUES];
 static int trace_fd = -1;	/* --trace-file, opened before any thread */
 
@@ -84,6 +98,75 @@ static const char *const type_names[] = {
 };
 
 #define STAT_ADD(field, v) __atomic_fetch_add(&(field), (v), __ATOMIC_RELAXED)
+#define STAT_GET(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
+
+static unsigned int exit_bucket(uint64_t us)
+{
+	unsigned int bit;
+
+	if (us < EXIT_EXACT)
+		return us;
+	if (us >> EXIT_TOP_BIT)
+		return EXIT_BUCKETS - 1;
+	bit = 63 - __builtin_clzll(us);
+	return EXIT_EXACT + (bit - 6) * EXIT_SUB +
+		((us >> (bit - EXIT_SUB_BITS)) & (EXIT_SUB - 1));
+}
+
+/* The largest value of bucket i. */
+static uint64_t exit_bucket_top(unsigned int i)
+{
+	unsigned int bit, sub;
+
+	if (i < EXIT_EXACT)
+		return i;
+	bit = 6 + (i - EXIT_EXACT) / EXIT_SUB;
+	sub = (i - EXIT_EXACT) % EXIT_SUB;
+	return ((uint64_t)(EXIT_SUB + sub + 1) << (bit - EXIT_SUB_BITS)) - 1;
+}
+
+static void exit_record(struct fsq_stats *s, uint64_t ns)
+{
+	uint64_t us = ns / 1000, max = STAT_GET(s->exit_max_us);
+
+	STAT_ADD(s->exit_hist[exit_bucket(us)], 1);
+	while (max < us &&
+	       !__atomic_compare_exchange_n(&s->exit_max_us, &max, us, true,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/*
+ * The exits of a sync queue: their count, percentiles as the top of their
+ * bucket (never above the maximum), and the maximum. Taken while kicks
+ * add to it, the counts may be a few kicks apart.
+ */
+static void exits_print(FILE *f, struct fsq_stats *s)
+{
+	static const unsigned int permille[] = { 500, 990, 999 };
+	uint64_t n = 0, sum = 0, max = STAT_GET(s->exit_max_us), p[3] = { 0 };
+	uint64_t h[EXIT_BUCKETS];
+	unsigned int i, k = 0;
+
+	for (i = 0; i < EXIT_BUCKETS; i++) {
+		h[i] = STAT_GET(s->exit_hist[i]);
+		n += h[i];
+	}
+	for (i = 0; i < EXIT_BUCKETS && n && k < 3; i++) {
+		sum += h[i];
+		/* the bucket of the ceil(n * permille / 1000)-th exit */
+		while (k < 3 && sum * 1000 >= n * permille[k]) {
+			p[k] = exit_bucket_top(i);
+			if (p[k] > max)
+				p[k] = max;
+			k++;
+		}
+	}
+	fprintf(f, " exits=%llu exit_p50_us=%llu exit_p99_us=%llu exit_p999_us=%llu exit_max_us=%llu",
+		(unsigned long long)n, (unsigned long long)p[0],
+		(unsigned long long)p[1], (unsigned long long)p[2],
+		(unsigned long long)max);
+}
 
 void dispatch__stats_started(struct fs_queue *q)
 {
@@ -146,6 +229,8 @@ void dispatch__stats_print(FILE *f)
 			(unsigned long long)__atomic_load_n(&s->handler_ns, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->queued, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->queued_ns, __ATOMIC_RELAXED));
+		if (s->type == FSQ_SYNC)
+			exits_print(f, s);
 		if (s->q)
 			ring_state_print(f, s->q);
 		fputc('\n', f);
@@ -469,7 +554,10 @@ static struct fs_queue *pool_take(uint64_t *kick_ns)
 	return q;
 }
 
-/* kick_ns: when the kick was received. */
+/*
+ * kick_ns: when the kick was received. The exit, kick to answer, goes to
+ * the queue's histogram.
+ */
 static void sync_process(struct fs_queue *q, struct fuse_ctx *ctx,
 			 uint64_t kick_ns)
 {
@@ -522,6 +610,7 @@ out:
 		pthread_mutex_unlock(&q->lock);
 		pool_post(q, kick_ns);
 	}
+	exit_record(s, now_ns() - kick_ns);
 }
 
 void dispatch__kick(struct fs_queue *q)
