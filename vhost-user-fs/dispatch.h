@@ -33,12 +33,13 @@ struct fs_queue {
 
 	pthread_mutex_t lock;		/* protects everything below */
 	pthread_cond_t idle;		/* busy dropped to 0 */
+	pthread_cond_t watch;		/* a watched chain was run */
 	struct vring vr;
 	bool addr_set;			/* rings translated into vr */
 	bool enabled;			/* SET_VRING_ENABLE */
 	bool stopped;			/* GET_VRING_BASE, until re-armed */
 	bool paused;			/* memory table being replaced */
-	unsigned int busy;		/* workers holding popped chains */
+	unsigned int busy;		/* chains on workers, until published */
 	bool signal_pending;		/* a signal could not be sent inline */
 	struct deferred *deferred;	/* sync chains left for a worker */
 	unsigned long sync_seen;	/* sync chains popped, for --sync-late */
@@ -79,6 +80,11 @@ struct fs_dev {
 };
 
 int dispatch__init(const struct options *opt, struct fuse_server *srv);
+/*
+ * --sync-watch=auto: is the share on a network or FUSE file system? Asked
+ * once, before the sandbox hides opt->shared_dir, and logged.
+ */
+void dispatch__watch_init(const struct options *opt);
 /* 0 or -ENOMEM. */
 int dispatch__dev_init(struct fs_dev *dev, const struct options *opt,
 		       struct fuse_server *srv,
