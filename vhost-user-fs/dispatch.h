@@ -4,9 +4,12 @@
  *
  * A sync queue is processed on the thread that reads the kick (the
  * vhost-user thread for in-band kicks, the queue's own handler thread for a
- * kick channel), and the kick is acknowledged only afterwards. Every other
- * queue is handed to the worker pool and its kick is acknowledged at once
- * (on a kick channel, only the first: its answer says no other will be).
+ * kick channel), and the kick is acknowledged only afterwards; with an
+ * exit budget (--sync-budget-us), the chains that would hold the kick past
+ * it are left to workers, which complete them after the acknowledgement.
+ * Every other queue is handed to the worker pool and its kick is
+ * acknowledged at once (on a kick channel, only the first: its answer
+ * says no other will be).
  */
 #ifndef VHOST_USER_FS_DISPATCH_H
 #define VHOST_USER_FS_DISPATCH_H
@@ -94,7 +97,8 @@ enum fsq_type dispatch__queue_type(struct fs_dev *dev, unsigned int index);
 bool dispatch__runnable(struct fs_queue *q);
 /*
  * A kick arrived. For a sync queue every available buffer has been
- * processed and published on return; the caller acknowledges afterwards.
+ * processed and published, or given to a worker to complete late, on
+ * return; the caller acknowledges afterwards.
  */
 void dispatch__kick(struct fs_queue *q);
 /* The same on a queue's handler thread, with that thread's context. */
