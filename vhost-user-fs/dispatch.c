@@ -7,7 +7,8 @@
  * operation. A sync queue is processed by the vhost-user thread or, with a
  * kick channel, by its handler thread; either keeps the lock across the
  * whole batch, so the other (kicks come from one guest CPU at a time) waits
- * at most for that batch. The pool lock covers the run list, the idle
+ * at most for that batch, except while it waits for a watched chain (see
+ * sync_process()). The pool lock covers the run list, the idle
  * count and each queue's pool fields (see the pool below); it nests inside
  * q->lock, never the other way round.
  */
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,6 +29,18 @@
 #include "pin.h"
 
 #include <linux/fuse.h>
+#include <linux/magic.h>
+
+/*
+ * Exit times of a sync queue's kicks, in microseconds: exact below
+ * EXIT_EXACT, then EXIT_SUB buckets per power of two (about 6 % wide), up
+ * to 2^EXIT_TOP_BIT us; longer ones go to the last bucket.
+ */
+#define EXIT_EXACT	64
+#define EXIT_SUB_BITS	4
+#define EXIT_SUB	(1u << EXIT_SUB_BITS)
+#define EXIT_TOP_BIT	36
+#define EXIT_BUCKETS	(EXIT_EXACT + (EXIT_TOP_BIT - 6) * EXIT_SUB)
 
 struct fsq_stats {
 	uint64_t requests, inline_done, late, errors, bytes_in, bytes_out;
@@ -36,13 +50,31 @@ struct fsq_stats {
 	uint64_t handler_ns;	/* of busy_ns, time in the FUSE server */
 	uint64_t queued;	/* chains whose kick is known */
 	uint64_t queued_ns;	/* from the kick to the start of those chains */
+	/* sync chains completed late for the budget, by reason */
+	uint64_t defer_predicted, defer_watch, defer_budget;
+	uint64_t overrun;	/* chains run in the kick for longer than it */
+	uint64_t exit_max_us;	/* the longest kick, kick to answer */
+	uint64_t exit_hist[EXIT_BUCKETS];
 	enum fsq_type type;
 	bool started;
 	struct fs_queue *q;	/* for the ring indices in the stats */
 };
 
+/* The counters: several threads add to them, with relaxed atomics. */
 static struct fsq_stats stats[FS_MAX_QUEUES];
 static int trace_fd = -1;	/* --trace-file, opened before any thread */
+/* --sync-watch=auto on a network or FUSE share; set before any thread */
+static bool watch_share;
+
+/*
+ * When a request of each opcode last ran longer than the budget inside a
+ * kick (CLOCK_MONOTONIC ns, 0: never): its opcode is watched for
+ * WATCH_HISTORY_NS after. Sync threads of all queues store and load it
+ * with relaxed atomics: a stale value watches a request more or less.
+ */
+#define WATCH_OPCODES		64
+#define WATCH_HISTORY_NS	(10 * 1000000000ull)
+static uint64_t overran_ns[WATCH_OPCODES];
 
 /*
  * The worker pool. A queue that needs a worker goes on the run list once. A
@@ -84,6 +116,79 @@ static const char *const type_names[] = {
 };
 
 #define STAT_ADD(field, v) __atomic_fetch_add(&(field), (v), __ATOMIC_RELAXED)
+#define STAT_GET(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
+
+static unsigned int exit_bucket(uint64_t us)
+{
+	unsigned int bit;
+
+	if (us < EXIT_EXACT)
+		return us;
+	if (us >> EXIT_TOP_BIT)
+		return EXIT_BUCKETS - 1;
+	bit = 63 - __builtin_clzll(us);
+	return EXIT_EXACT + (bit - 6) * EXIT_SUB +
+		((us >> (bit - EXIT_SUB_BITS)) & (EXIT_SUB - 1));
+}
+
+/* The largest value of bucket i. */
+static uint64_t exit_bucket_top(unsigned int i)
+{
+	unsigned int bit, sub;
+
+	if (i < EXIT_EXACT)
+		return i;
+	bit = 6 + (i - EXIT_EXACT) / EXIT_SUB;
+	sub = (i - EXIT_EXACT) % EXIT_SUB;
+	return ((uint64_t)(EXIT_SUB + sub + 1) << (bit - EXIT_SUB_BITS)) - 1;
+}
+
+static void exit_record(struct fsq_stats *s, uint64_t ns)
+{
+	uint64_t us = ns / 1000, max = STAT_GET(s->exit_max_us);
+
+	STAT_ADD(s->exit_hist[exit_bucket(us)], 1);
+	while (max < us &&
+	       !__atomic_compare_exchange_n(&s->exit_max_us, &max, us, true,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/*
+ * The exits of a sync queue: their count, percentiles as the top of their
+ * bucket (never above the maximum), and the maximum. Taken while kicks
+ * add to it, the counts may be a few kicks apart.
+ */
+static void exits_print(FILE *f, struct fsq_stats *s)
+{
+	static const unsigned int permille[] = { 500, 990, 999 };
+	uint64_t n = 0, sum = 0, max = STAT_GET(s->exit_max_us), p[3] = { 0 };
+	uint64_t h[EXIT_BUCKETS];
+	unsigned int i, k = 0;
+
+	for (i = 0; i < EXIT_BUCKETS; i++) {
+		h[i] = STAT_GET(s->exit_hist[i]);
+		n += h[i];
+	}
+	for (i = 0; i < EXIT_BUCKETS && n && k < 3; i++) {
+		sum += h[i];
+		/* the bucket of the ceil(n * permille / 1000)-th exit */
+		while (k < 3 && sum * 1000 >= n * permille[k]) {
+			p[k] = exit_bucket_top(i);
+			if (p[k] > max)
+				p[k] = max;
+			k++;
+		}
+	}
+	fprintf(f, " exits=%llu exit_p50_us=%llu exit_p99_us=%llu exit_p999_us=%llu exit_max_us=%llu defer_predicted=%llu defer_watch=%llu defer_budget=%llu overrun=%llu",
+		(unsigned long long)n, (unsigned long long)p[0],
+		(unsigned long long)p[1], (unsigned long long)p[2],
+		(unsigned long long)max,
+		(unsigned long long)STAT_GET(s->defer_predicted),
+		(unsigned long long)STAT_GET(s->defer_watch),
+		(unsigned long long)STAT_GET(s->defer_budget),
+		(unsigned long long)STAT_GET(s->overrun));
+}
 
 void dispatch__stats_started(struct fs_queue *q)
 {
@@ -123,10 +228,25 @@ static void ring_state_print(FILE *f, struct fs_queue *q)
 		fprintf(f, " avail=%u popped=%u used=%u", avail, popped, used);
 }
 
+static const char *watch_name(const struct options *opt)
+{
+	switch (opt->sync_watch) {
+	case WATCH_ALWAYS:
+		return "always";
+	case WATCH_NEVER:
+		return "never";
+	default:
+		return watch_share ? "auto-on" : "auto-off";
+	}
+}
+
 void dispatch__stats_print(FILE *f)
 {
 	unsigned int i;
 
+	if (pool.opt)
+		fprintf(f, "device budget_us=%u watch=%s\n",
+			pool.opt->sync_budget_us, watch_name(pool.opt));
 	for (i = 0; i < FS_MAX_QUEUES; i++) {
 		struct fsq_stats *s = &stats[i];
 
@@ -146,6 +266,8 @@ void dispatch__stats_print(FILE *f)
 			(unsigned long long)__atomic_load_n(&s->handler_ns, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->queued, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->queued_ns, __ATOMIC_RELAXED));
+		if (s->type == FSQ_SYNC)
+			exits_print(f, s);
 		if (s->q)
 			ring_state_print(f, s->q);
 		fputc('\n', f);
@@ -166,6 +288,7 @@ int dispatch__dev_init(struct fs_dev *dev, const struct options *opt,
 		       struct fuse_server *srv,
 		       const struct fs_transport_ops *ops, void *transport)
 {
+	pthread_condattr_t mono;
 	unsigned int i;
 
 	dev->opt = opt;
@@ -175,6 +298,9 @@ int dispatch__dev_init(struct fs_dev *dev, const struct options *opt,
 	dev->ctx = fuse_ctx__new();
 	if (!dev->ctx)
 		return -ENOMEM;
+	/* the watch's deadlines are now_ns() times */
+	pthread_condattr_init(&mono);
+	pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);
 	for (i = 0; i < FS_MAX_QUEUES; i++) {
 		struct fs_queue *q = &dev->q[i];
 
@@ -183,7 +309,9 @@ int dispatch__dev_init(struct fs_dev *dev, const struct options *opt,
 		q->index = i;
 		pthread_mutex_init(&q->lock, NULL);
 		pthread_cond_init(&q->idle, NULL);
+		pthread_cond_init(&q->watch, &mono);
 	}
+	pthread_condattr_destroy(&mono);
 	return 0;
 }
 
@@ -353,10 +481,23 @@ static void complete_chain_locked(struct fs_queue *q, uint16_t head,
 		vring__push(&q->vr, head, len);
 }
 
-/* A sync-queue chain completed after its kick was acknowledged. */
+/*
+ * A sync-queue chain handed to a worker: completed after its kick was
+ * acknowledged, or, watched, run while the kick waits for it. It holds
+ * q->busy until it is published, by the worker or by its watcher, which
+ * then frees it.
+ */
 struct deferred {
-	struct deferred *next;
+	struct deferred *next;		/* on q->deferred, under q->lock */
 	uint64_t kick_ns;		/* the kick that made it available */
+	bool watched;			/* its kick waits: set before queued */
+	/* under q->lock */
+	bool done;			/* run in time: the watcher publishes */
+	bool abandoned;			/* not in time: the worker publishes */
+	/* a done chain's run, for its watcher */
+	bool faulted;			/* its buffers faulted: no reply */
+	uint32_t len;
+	enum fault fault;
 	struct vring_elem e;
 	struct iovec iov[];
 };
@@ -364,31 +505,111 @@ struct deferred {
 static void pool_post(struct fs_queue *q, uint64_t kick_ns);
 
 /*
- * --sync-late=N hands every Nth sync chain to a worker, so a driver's
- * deferred-completion path can be exercised. Called with q->lock held;
- * returns true if the chain was taken over.
+ * Gives the chain to the queue's workers: a watched one first, since its
+ * kick waits for it. Called with q->lock held; NULL if out of memory (the
+ * caller runs the chain itself).
  */
-static bool defer_locked(struct fs_queue *q, const struct vring_elem *e,
-			 uint64_t kick_ns)
+static struct deferred *defer_locked(struct fs_queue *q,
+				     const struct vring_elem *e,
+				     uint64_t kick_ns, bool watched)
 {
-	unsigned int n = q->dev->opt->sync_late, niov = e->rd_num + e->wr_num;
-	struct deferred *d, **pp;
+	unsigned int niov = e->rd_num + e->wr_num;
+	struct deferred *d, **pp = &q->deferred;
 
-	if (!n || ++q->sync_seen % n)
-		return false;
-	d = malloc(sizeof(*d) + niov * sizeof(struct iovec));
+	d = calloc(1, sizeof(*d) + niov * sizeof(struct iovec));
 	if (!d)
-		return false;
-	d->next = NULL;
+		return NULL;
 	d->kick_ns = kick_ns;
+	d->watched = watched;
 	d->e = *e;
 	d->e.iov = d->iov;
 	d->e.iov_max = niov;
 	memcpy(d->iov, e->iov, niov * sizeof(struct iovec));
-	for (pp = &q->deferred; *pp; pp = &(*pp)->next)
-		;
+	while (!watched && *pp)
+		pp = &(*pp)->next;
+	d->next = *pp;
 	*pp = d;
 	q->busy++;
+	return d;
+}
+
+/* Published by a worker. */
+static void undefer_locked(struct fs_queue *q, struct deferred *d)
+{
+	if (--q->busy == 0)
+		pthread_cond_broadcast(&q->idle);
+	free(d);
+}
+
+/* What sync_process() reads of a request to tell where it runs. */
+struct peek {
+	struct fuse_in_header h;
+	union {
+		struct fuse_setattr_in setattr;
+		struct fuse_open_in open;
+		struct fuse_create_in create;
+		struct fuse_fallocate_in fallocate;
+		struct fuse_copy_file_range_in copy;
+	} a;
+};
+
+/* FUSE_COPY_FILE_RANGE_64 (protocol 7.45), with fuse_copy_file_range_in */
+#define OP_COPY_FILE_RANGE_64	53
+/* a FALLOCATE or a copy beyond it takes host time the size does not bound */
+#define PREDICT_LONG_BYTES	(1024 * 1024)
+
+/*
+ * The opcode of the request in e into *op; false if it is too short to
+ * tell (or its buffers faulted, which the caller's own run of it will
+ * report). *lng: the host will predictably take long over it: it syncs,
+ * waits for a lock, maps, truncates, or allocates or copies more than
+ * PREDICT_LONG_BYTES. Removing a name is not: every inode the guest
+ * knows keeps an fd here, so the blocks are freed at FORGET, on a worker.
+ */
+static bool peek_request(const struct vring_elem *e, uint32_t *op,
+			 bool *lng)
+{
+	struct peek p;
+	size_t n = e->rd_len < sizeof(p) ? e->rd_len : sizeof(p), arg;
+
+	*lng = false;
+	n = iov__copy_from(e->iov, e->rd_num, &p, n);
+	if (iov__fault_pending() || n < sizeof(p.h))
+		return false;
+	arg = n - sizeof(p.h);
+	*op = p.h.opcode;
+	switch (p.h.opcode) {
+	case FUSE_FSYNC:
+	case FUSE_FSYNCDIR:
+	case FUSE_SYNCFS:
+	case FUSE_SETLKW:
+	case FUSE_SETUPMAPPING:
+	case FUSE_REMOVEMAPPING:
+		*lng = true;
+		break;
+	case FUSE_SETATTR:
+		*lng = arg >= sizeof(p.a.setattr) &&
+			(p.a.setattr.valid & FATTR_SIZE);
+		break;
+	case FUSE_OPEN:
+		*lng = arg >= sizeof(p.a.open) && (p.a.open.flags & O_TRUNC);
+		break;
+	case FUSE_CREATE:
+		*lng = arg >= sizeof(p.a.create) &&
+			(p.a.create.flags & O_TRUNC);
+		break;
+	case FUSE_FALLOCATE:
+		*lng = arg >= sizeof(p.a.fallocate) &&
+			p.a.fallocate.length > PREDICT_LONG_BYTES;
+		break;
+	case FUSE_COPY_FILE_RANGE:
+	case OP_COPY_FILE_RANGE_64:
+		*lng = arg >= sizeof(p.a.copy) &&
+			p.a.copy.len > PREDICT_LONG_BYTES;
+		break;
+	default:
+		break;
+	}
 	return true;
 }
 
@@ -469,17 +690,101 @@ static struct fs_queue *pool_take(uint64_t *kick_ns)
 	return q;
 }
 
-/* kick_ns: when the kick was received. */
+/* Is a request of opcode op, peeked at now, run on a worker and waited for? */
+static bool watched(const struct options *opt, uint32_t op, uint64_t now)
+{
+	uint64_t t;
+
+	if (opt->sync_watch == WATCH_ALWAYS ||
+	    (opt->sync_watch == WATCH_AUTO && watch_share))
+		return true;
+	if (opt->sync_watch == WATCH_NEVER || op >= WATCH_OPCODES)
+		return false;
+	t = __atomic_load_n(&overran_ns[op], __ATOMIC_RELAXED);
+	return t && now < t + WATCH_HISTORY_NS;
+}
+
+/* A chain of opcode op (-1: unknown) ran past the budget, until now. */
+static void overran(struct fsq_stats *s, int64_t op, uint64_t now)
+{
+	STAT_ADD(s->overrun, 1);
+	if (op >= 0 && op < WATCH_OPCODES)
+		__atomic_store_n(&overran_ns[op], now, __ATOMIC_RELAXED);
+}
+
+enum sync_route {
+	ROUTE_HERE,		/* run it on this thread, inside the kick */
+	ROUTE_DONE,		/* watched: run, published inside the kick */
+	ROUTE_LATE,		/* a worker publishes it after the kick */
+};
+
+/*
+ * Where a chain of the kick at kick_ns runs under a budget of budget ns:
+ * on a worker, completed after the kick, when the budget is spent or the
+ * request will predictably take long; watched, on a worker while this
+ * thread waits (q->lock released) until the budget's end, then published
+ * here if it is done, else by the worker. Called with q->lock held; *op:
+ * the opcode, when it could be read.
+ */
+static enum sync_route route_locked(struct fs_queue *q,
+				    const struct vring_elem *e,
+				    uint64_t kick_ns, uint64_t budget,
+				    int64_t *op)
+{
+	struct fsq_stats *s = &stats[q->index];
+	uint64_t now = now_ns(), *reason = NULL, end = kick_ns + budget;
+	struct timespec ts = { end / 1000000000u, end % 1000000000u };
+	struct deferred *d;
+	uint32_t opcode;
+	bool lng;
+
+	if (!peek_request(e, &opcode, &lng))
+		return ROUTE_HERE;
+	*op = opcode;
+	if (now - kick_ns >= budget)
+		reason = &s->defer_budget;
+	else if (lng)
+		reason = &s->defer_predicted;
+	else if (!watched(q->dev->opt, opcode, now))
+		return ROUTE_HERE;
+	d = defer_locked(q, e, kick_ns, !reason);
+	if (!d)
+		return ROUTE_HERE;
+	pool_post(q, kick_ns);
+	if (reason) {
+		STAT_ADD(*reason, 1);
+		return ROUTE_LATE;
+	}
+	/* until done, the deadline, or an error (not one the clock makes) */
+	while (!d->done && !pthread_cond_timedwait(&q->watch, &q->lock, &ts))
+		;
+	if (!d->done) {
+		d->abandoned = true;
+		STAT_ADD(s->defer_watch, 1);
+		return ROUTE_LATE;
+	}
+	if (!d->faulted)
+		complete_chain_locked(q, d->e.head, d->len, d->fault, true);
+	undefer_locked(q, d);
+	return ROUTE_DONE;
+}
+
+/*
+ * kick_ns: when the kick was received. With a budget (--sync-budget-us),
+ * route_locked() sends chains elsewhere to keep the kick's answer within
+ * it. The exit, kick to answer, goes to the queue's histogram.
+ */
 static void sync_process(struct fs_queue *q, struct fuse_ctx *ctx,
 			 uint64_t kick_ns)
 {
 	struct fs_dev *dev = q->dev;
 	struct fsq_stats *s = &stats[q->index];
+	uint64_t budget = dev->opt->sync_budget_us * 1000ull;
+	unsigned int late_n = dev->opt->sync_late, done = 0;
 	struct vring_elem e;
 	struct iovec iov[2 * VRING_MAX_SIZE];
 	bool signal = false;
-	unsigned int done = 0;
-	int r;
+	int r = 0;
 
 	e.iov = iov;
 	e.iov_max = 2 * VRING_MAX_SIZE;
@@ -491,18 +796,38 @@ static void sync_process(struct fs_queue *q, struct fuse_ctx *ctx,
 	if (!runnable_locked(q))
 		goto out;
 	for (;;) {
-		while ((r = vring__pop(&q->vr, &e)) == 1) {
+		/* a pause may come in while a watched chain is waited for */
+		while (runnable_locked(q) &&
+		       (r = vring__pop(&q->vr, &e)) == 1) {
+			enum sync_route where;
 			enum fault fault;
+			uint64_t t0 = 0, t1;
+			int64_t op = -1;
 			uint32_t len;
 
-			if (defer_locked(q, &e, kick_ns))
+			/* --sync-late=N: a driver's deferred path, exercised */
+			if (late_n && !(++q->sync_seen % late_n) &&
+			    defer_locked(q, &e, kick_ns, false))
 				continue;
+			where = budget ? route_locked(q, &e, kick_ns, budget,
+						      &op) : ROUTE_HERE;
+			if (where == ROUTE_DONE) {
+				STAT_ADD(s->inline_done, 1);
+				done++;
+			}
+			if (where != ROUTE_HERE)
+				continue;
+			if (budget)
+				t0 = now_ns();
 			len = process_chain(dev, ctx, &e, s, &fault, kick_ns);
+			/* a broken promise: watch its opcode for a while */
+			if (budget && (t1 = now_ns()) - t0 > budget)
+				overran(s, op, t1);
 			complete_chain_locked(q, e.head, len, fault, true);
 			STAT_ADD(s->inline_done, 1);
 			done++;
 		}
-		if (r < 0 || !vring__enable_kick(&q->vr))
+		if (r || !runnable_locked(q) || !vring__enable_kick(&q->vr))
 			break;
 	}
 	signal = done && vring__need_signal(&q->vr);
@@ -522,6 +847,7 @@ out:
 		pthread_mutex_unlock(&q->lock);
 		pool_post(q, kick_ns);
 	}
+	exit_record(s, now_ns() - kick_ns);
 }
 
 void dispatch__kick(struct fs_queue *q)
@@ -570,20 +896,30 @@ static void worker_run_queue(struct fs_queue *q, uint64_t kick_ns,
 	q->signal_pending = false;
 	while (q->deferred) {
 		struct deferred *d = q->deferred;
-		enum fault fault;
+		enum fault fault = FAULT_NONE;
 		uint32_t len;
 
 		q->deferred = d->next;
+		/* a watched chain's kick should not wait for this one */
+		if (q->deferred && q->deferred->watched)
+			pool_share(q);
 		pthread_mutex_unlock(&q->lock);
 		len = process_chain(dev, ctx, &d->e, s, &fault, d->kick_ns);
-		STAT_ADD(s->late, 1);
 		pthread_mutex_lock(&q->lock);
+		if (d->watched && !d->abandoned) {
+			/* its watcher publishes it, and frees it */
+			d->faulted = iov__fault_take(&q->vr);
+			d->len = len;
+			d->fault = fault;
+			d->done = true;
+			pthread_cond_broadcast(&q->watch);
+			continue;
+		}
+		STAT_ADD(s->late, 1);
 		complete_chain_locked(q, d->e.head, len, fault, false);
 		if (vring__need_signal(&q->vr))
 			signal = true;
-		if (--q->busy == 0)
-			pthread_cond_broadcast(&q->idle);
-		free(d);
+		undefer_locked(q, d);
 	}
 	/*
 	 * A sync queue's buffers belong to the kick that made them available:
@@ -675,6 +1011,78 @@ void dispatch__resume(struct fs_queue *q)
 	/* kicks that arrived while paused were dropped */
 	if (dispatch__runnable(q))
 		dispatch__kick(q);
+}
+
+/* Older <linux/magic.h> lack some; the rest are not in it. */
+#ifndef SMB2_SUPER_MAGIC
+#define SMB2_SUPER_MAGIC	0xFE534D42
+#endif
+#ifndef CIFS_SUPER_MAGIC
+#define CIFS_SUPER_MAGIC	0xFF534D42
+#endif
+#ifndef V9FS_MAGIC
+#define V9FS_MAGIC		0x01021997
+#endif
+#ifndef AFS_FS_MAGIC
+#define AFS_FS_MAGIC		0x6B414653
+#endif
+#define GFS2_MAGIC		0x01161970
+#define LUSTRE_SUPER_MAGIC	0x0BD00BD0
+#define GPFS_SUPER_MAGIC	0x47504653
+#define ORANGEFS_SUPER_MAGIC	0x20030528
+#define BEEGFS_SUPER_MAGIC	0x19830326
+
+/*
+ * File systems whose operations may wait on a server or another process
+ * for as long as it likes: network, cluster and FUSE ones.
+ */
+static const struct {
+	unsigned long magic;
+	const char *name;
+} remote_fs[] = {
+	{ NFS_SUPER_MAGIC, "nfs" },
+	{ SMB_SUPER_MAGIC, "smb" },
+	{ CIFS_SUPER_MAGIC, "cifs" },
+	{ SMB2_SUPER_MAGIC, "smb2" },
+	{ FUSE_SUPER_MAGIC, "fuse" },
+	{ V9FS_MAGIC, "9p" },
+	{ CEPH_SUPER_MAGIC, "ceph" },
+	{ AFS_SUPER_MAGIC, "afs" },
+	{ AFS_FS_MAGIC, "kafs" },
+	{ CODA_SUPER_MAGIC, "coda" },
+	{ NCP_SUPER_MAGIC, "ncp" },
+	{ OCFS2_SUPER_MAGIC, "ocfs2" },
+	{ GFS2_MAGIC, "gfs2" },
+	{ LUSTRE_SUPER_MAGIC, "lustre" },
+	{ GPFS_SUPER_MAGIC, "gpfs" },
+	{ ORANGEFS_SUPER_MAGIC, "orangefs" },
+	{ BEEGFS_SUPER_MAGIC, "beegfs" },
+};
+
+void dispatch__watch_init(const struct options *opt)
+{
+	struct statfs sf;
+	unsigned int i;
+
+	if (!opt->sync_budget_us || opt->sync_watch != WATCH_AUTO)
+		return;
+	if (statfs(opt->shared_dir, &sf)) {
+		/* not known to be quick: keep the budget all the same */
+		watch_share = true;
+		fprintf(stderr, "vhost-user-fs: --sync-watch=auto: statfs %s: %m: every sync request is watched\n",
+			opt->shared_dir);
+		return;
+	}
+	for (i = 0; i < sizeof(remote_fs) / sizeof(remote_fs[0]); i++) {
+		if ((unsigned long)sf.f_type == remote_fs[i].magic) {
+			watch_share = true;
+			fprintf(stderr, "vhost-user-fs: --sync-watch=auto: %s is on %s: every sync request is watched\n",
+				opt->shared_dir, remote_fs[i].name);
+			return;
+		}
+	}
+	fprintf(stderr, "vhost-user-fs: --sync-watch=auto: %s is on file system type 0x%lx: sync requests are watched after an overrun only\n",
+		opt->shared_dir, (unsigned long)sf.f_type);
 }
 
 int dispatch__init(const struct options *opt, struct fuse_server *srv)

@@ -4,9 +4,12 @@
  *
  * A sync queue is processed on the thread that reads the kick (the
  * vhost-user thread for in-band kicks, the queue's own handler thread for a
- * kick channel), and the kick is acknowledged only afterwards. Every other
- * queue is handed to the worker pool and its kick is acknowledged at once
- * (on a kick channel, only the first: its answer says no other will be).
+ * kick channel), and the kick is acknowledged only afterwards; with an
+ * exit budget (--sync-budget-us), the chains that would hold the kick past
+ * it are left to workers, which complete them after the acknowledgement.
+ * Every other queue is handed to the worker pool and its kick is
+ * acknowledged at once (on a kick channel, only the first: its answer
+ * says no other will be).
  */
 #ifndef VHOST_USER_FS_DISPATCH_H
 #define VHOST_USER_FS_DISPATCH_H
@@ -33,12 +36,13 @@ struct fs_queue {
 
 	pthread_mutex_t lock;		/* protects everything below */
 	pthread_cond_t idle;		/* busy dropped to 0 */
+	pthread_cond_t watch;		/* a watched chain was run */
 	struct vring vr;
 	bool addr_set;			/* rings translated into vr */
 	bool enabled;			/* SET_VRING_ENABLE */
 	bool stopped;			/* GET_VRING_BASE, until re-armed */
 	bool paused;			/* memory table being replaced */
-	unsigned int busy;		/* workers holding popped chains */
+	unsigned int busy;		/* chains on workers, until published */
 	bool signal_pending;		/* a signal could not be sent inline */
 	struct deferred *deferred;	/* sync chains left for a worker */
 	unsigned long sync_seen;	/* sync chains popped, for --sync-late */
@@ -79,6 +83,11 @@ struct fs_dev {
 };
 
 int dispatch__init(const struct options *opt, struct fuse_server *srv);
+/*
+ * --sync-watch=auto: is the share on a network or FUSE file system? Asked
+ * once, before the sandbox hides opt->shared_dir, and logged.
+ */
+void dispatch__watch_init(const struct options *opt);
 /* 0 or -ENOMEM. */
 int dispatch__dev_init(struct fs_dev *dev, const struct options *opt,
 		       struct fuse_server *srv,
@@ -88,7 +97,8 @@ enum fsq_type dispatch__queue_type(struct fs_dev *dev, unsigned int index);
 bool dispatch__runnable(struct fs_queue *q);
 /*
  * A kick arrived. For a sync queue every available buffer has been
- * processed and published on return; the caller acknowledges afterwards.
+ * processed and published, or given to a worker to complete late, on
+ * return; the caller acknowledges afterwards.
  */
 void dispatch__kick(struct fs_queue *q);
 /* The same on a queue's handler thread, with that thread's context. */

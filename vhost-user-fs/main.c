@@ -34,6 +34,8 @@ static struct options opt = {
 	.request_queues = 1,
 	.sync_queues = 1,
 	.sync_bit = 1,
+	.sync_budget_us = SYNC_BUDGET_US_DEFAULT,
+	.sync_watch = WATCH_AUTO,
 	.workers = 1,
 	.queue_size = VRING_MAX_SIZE,
 	.fd_cache = 2048,
@@ -50,6 +52,9 @@ static uid_t owner_uid;
 static gid_t socket_gid;
 static bool have_socket_group;
 static const char *socket_group;
+
+#define STR_(x)		#x
+#define STR(x)		STR_(x)
 
 static void usage(FILE *f)
 {
@@ -75,6 +80,19 @@ static void usage(FILE *f)
 "  --request-queues=R     request queues in the config space (default 1)\n"
 "  --sync-queues=S        sync queues, 0 = VIRTIO_FS_F_SYNC not offered (1)\n"
 "  --sync-bit=N           feature bit of VIRTIO_FS_F_SYNC, 1..23 (default 1)\n"
+"  --sync-budget-us=B     answer each sync kick within B us, 0..1000000\n"
+"                         (default " STR(SYNC_BUDGET_US_DEFAULT) "): requests known to be long, and\n"
+"                         those left once B is spent, complete after the\n"
+"                         answer; the feature bit after --sync-bit (if it\n"
+"                         is below 23) tells the guest; 0 = no budget, as\n"
+"                         before, and that bit is not offered\n"
+"  --sync-watch=auto|always|never  with a budget, which sync requests run\n"
+"                         on a worker while the kick waits up to B for them\n"
+"                         (later, they complete after the answer): always\n"
+"                         every one; auto (default) every one when the share\n"
+"                         is on a network or FUSE file system; all but never\n"
+"                         those of an operation that overran B in a kick\n"
+"                         within the last 10 s\n"
 "  --workers=N            worker threads for request and hiprio queues (1)\n"
 "  --queue-size=N         largest queue accepted, up to 1024 (default 1024)\n"
 "  --fd-cache=N           O_PATH fds kept open for known inodes (2048)\n"
@@ -201,6 +219,10 @@ static const struct choice sandbox_choices[] = {
 	{ "namespace", SANDBOX_NAMESPACE }, { "chroot", SANDBOX_CHROOT },
 	{ "none", SANDBOX_NONE }, { }
 };
+static const struct choice watch_choices[] = {
+	{ "auto", WATCH_AUTO }, { "always", WATCH_ALWAYS },
+	{ "never", WATCH_NEVER }, { }
+};
 static const struct choice seccomp_choices[] = {
 	{ "trap", SECCOMP_TRAP }, { "kill", SECCOMP_KILL },
 	{ "none", SECCOMP_NONE }, { }
@@ -210,7 +232,8 @@ static const struct choice seccomp_choices[] = {
 _Static_assert(sizeof(enum cache_mode) == sizeof(unsigned int) &&
 	       sizeof(enum sandbox_mode) == sizeof(unsigned int) &&
 	       sizeof(enum seccomp_mode) == sizeof(unsigned int) &&
-	       sizeof(enum flush_mode) == sizeof(unsigned int),
+	       sizeof(enum flush_mode) == sizeof(unsigned int) &&
+	       sizeof(enum watch_mode) == sizeof(unsigned int),
 	       "enum options are set as unsigned int");
 
 enum opt_kind {
@@ -267,6 +290,8 @@ static const struct opt_def opt_defs[] = {
 	FLAG("persistent", persistent),
 	FLAG("debug", debug),
 	UINT("sync-late", sync_late, 0, 1000000),
+	UINT("sync-budget-us", sync_budget_us, 0, 1000000),
+	CHOICE("sync-watch", sync_watch, watch_choices),
 	UINT("delay-us", delay_us, 0, 1000000),
 	UINT("sync-delay-ms", sync_delay_ms, 0, 60000),
 	FLAG("faults", faults),
@@ -690,6 +715,8 @@ int main(int argc, char **argv)
 	if (vring__catch_faults())
 		perror("vhost-user-fs: sigaction SIGBUS");
 
+	/* the share's file system, seen from the host */
+	dispatch__watch_init(&opt);
 	/* the socket lives outside the share: listen before the sandbox */
 	lfd = listen_on(opt.socket_path);
 	if (lfd < 0)

@@ -17,6 +17,11 @@ enum sandbox_mode { SANDBOX_NAMESPACE, SANDBOX_CHROOT, SANDBOX_NONE };
 enum seccomp_mode { SECCOMP_TRAP, SECCOMP_KILL, SECCOMP_NONE };
 /* FOPEN_NOFLUSH on regular-file opens: auto = if the share's f_type allows */
 enum flush_mode { FLUSH_AUTO, FLUSH_ALWAYS, FLUSH_NEVER };
+/* which sync requests wait on a worker: auto = if the share's f_type asks */
+enum watch_mode { WATCH_AUTO, WATCH_ALWAYS, WATCH_NEVER };
+
+/* --sync-budget-us without the option, microseconds */
+#define SYNC_BUDGET_US_DEFAULT	2000
 
 struct options {
 	const char *socket_path;
@@ -55,6 +60,8 @@ struct options {
 	unsigned int queue_size;
 	unsigned int fd_cache;
 	unsigned int sync_late;
+	unsigned int sync_budget_us;	/* a sync kick's bound, 0 = none */
+	enum watch_mode sync_watch;
 	unsigned int delay_us;		/* --delay-us: workers wait before each request */
 	unsigned int sync_delay_ms;	/* --sync-delay-ms: sync kicks wait first */
 	unsigned int backend_timeout;	/* seconds, 0 = wait for good */

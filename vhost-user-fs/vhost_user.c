@@ -216,8 +216,18 @@ static uint64_t offered_features(struct vu_dev *vu)
 	 * once we know the frontend lacks in-band kicks, nothing can be
 	 * synchronous, so stop offering the bit.
 	 */
-	if (vu->dev.opt->sync_queues && (!vu->protocol_known || sync_kicks(vu)))
+	if (vu->dev.opt->sync_queues &&
+	    (!vu->protocol_known || sync_kicks(vu))) {
 		f |= BIT(vu->dev.opt->sync_bit);
+		/*
+		 * VIRTIO_FS_F_SYNC_BUDGET: every sync kick is answered within
+		 * --sync-budget-us. Kept whether the frontend acks it or not:
+		 * a VMM may pass it to its guest without sending it back.
+		 * Bits 24 and up are the transport's.
+		 */
+		if (vu->dev.opt->sync_budget_us && vu->dev.opt->sync_bit < 23)
+			f |= BIT(vu->dev.opt->sync_bit + 1);
+	}
 	return f;
 }
 

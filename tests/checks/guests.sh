@@ -80,9 +80,11 @@ vm_suite() {
 # ring_totals FILE: of a device's stats with ring indices (dev-stats.at-
 # timeout), "UNSEEN HELD BUSY": chains made available that it never took,
 # chains it took and never gave back, and queues with no indices (a sync
-# kick held them, or their rings were not mapped).
+# kick held them, or their rings were not mapped). Only the queue lines:
+# the first line is the device's own.
 ring_totals() {
-	awk '{ a = p = u = -1
+	awk '$1 !~ /^queue=/ { next }
+		{ a = p = u = -1
 		for (i = 1; i <= NF; i++) {
 			split($i, kv, "=")
 			if (kv[1] == "avail") a = kv[2]

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/fuse.h>
@@ -186,13 +187,18 @@ static uint16_t *used_event(unsigned int q)
 	return &vq_of(q).avail->ring[QSIZE];
 }
 
-/* Puts a two-descriptor request on queue q; returns the reply's address. */
-static struct fuse_out_header *submit(unsigned int q, uint32_t opcode,
-				      uint64_t nodeid, const void *arg,
-				      uint32_t arglen, uint32_t out_len)
+/*
+ * Puts a two-descriptor request on queue q, in buffer pair k (0..7) of
+ * the queue's; returns the reply's address.
+ */
+static struct fuse_out_header *submit_in(unsigned int q, unsigned int k,
+					 uint32_t opcode, uint64_t nodeid,
+					 const void *arg, uint32_t arglen,
+					 uint32_t out_len)
 {
 	struct vq v = vq_of(q);
-	uint32_t in_off = BUF_AREA(q), out_off = BUF_AREA(q) + 0x8000;
+	uint32_t in_off = BUF_AREA(q) + 0x1000 * k;
+	uint32_t out_off = BUF_AREA(q) + 0x8000 + 0x1000 * k;
 	struct fuse_in_header *ih = (void *)(mem + in_off);
 	uint16_t slot = avail_idx[q] % QSIZE, head = (avail_idx[q] * 2) % QSIZE;
 
@@ -210,6 +216,14 @@ static struct fuse_out_header *submit(unsigned int q, uint32_t opcode,
 	v.avail->ring[slot] = head;
 	__atomic_store_n(&v.avail->idx, ++avail_idx[q], __ATOMIC_RELEASE);
 	return (void *)(mem + out_off);
+}
+
+/* The same in the queue's first buffers: one request at a time. */
+static struct fuse_out_header *submit(unsigned int q, uint32_t opcode,
+				      uint64_t nodeid, const void *arg,
+				      uint32_t arglen, uint32_t out_len)
+{
+	return submit_in(q, 0, opcode, nodeid, arg, arglen, out_len);
 }
 
 static int64_t kick(unsigned int q)
@@ -433,6 +447,7 @@ static void t_no_inband(void)
 	CHECK(get_u64(1) & (1ULL << 1));	/* protocol not known yet */
 	CHECK(acked(16, &pf, 8, -1) == 0);
 	CHECK(!(get_u64(1) & (1ULL << 1)));
+	CHECK(!(get_u64(1) & (1ULL << 2)));	/* nor the budget's */
 	CHECK(send_msg(24, 0, &c, sizeof(c), -1) == 0);
 	CHECK(recv_reply(24, &r, sizeof(r)) == 0);
 	CHECK(*(uint32_t *)(r.cfg + 44) == 0);
@@ -1897,6 +1912,230 @@ static void t_pinning_refused(void)
 	CHECK(exit_status_with(good) == 1);
 }
 
+/*
+ * VIRTIO_FS_F_SYNC_BUDGET is the bit after the sync bit: offered with a
+ * budget (the default has one), not without, and never as bit 24 (a
+ * transport bit).
+ */
+static void t_budget_bit(void)
+{
+	static const struct {
+		const char *arg;
+		unsigned int sync_bit;
+		bool budget;
+	} c[] = {
+		{ "--workers=1", 1, true },
+		{ "--sync-budget-us=0", 1, false },
+		{ "--sync-bit=5 --sync-budget-us=1", 5, true },
+		{ "--sync-bit=23", 23, false },
+	};
+	unsigned int i;
+	uint64_t f;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		cleanup();
+		strcpy(dir, "/tmp/vufs-vu-XXXXXX");
+		extra_arg = c[i].arg;
+		start_daemon();
+		vu_connect();
+		CHECK(sock >= 0);
+		f = get_u64(1);
+		CHECK(f != ~0ULL && (f & (1ULL << c[i].sync_bit)));
+		CHECK(!(f & (1ULL << (c[i].sync_bit + 1))) == !c[i].budget);
+		CHECK(f & (1ULL << 32));
+	}
+}
+
+/* A fresh daemon with EXTRA, rings set up, INIT done on the request queue. */
+static void budget_daemon(const char *extra)
+{
+	struct fuse_init_in init = { .major = 7, .minor = 41 };
+
+	restart(extra);
+	CHECK(!test_failed);
+	t_setup_rings();
+	CHECK(!test_failed);
+	submit(1, FUSE_INIT, 0, &init, sizeof(init), 4096);
+	CHECK(kick(1) == 0);
+	CHECK(pipe_has_call(1, 5000));
+}
+
+/* A sync kick's time to its acknowledgement, in ms; -1 if it failed. */
+static long kick_ms(unsigned int q)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	if (kick(q))
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+}
+
+/* KEY=N of queue 2's line in the stats the daemon left. */
+static long long sync_stat(const char *key)
+{
+	int n;
+	long long v = file_count(stats_path, "queue=2 type=sync ", key, &n);
+
+
+	return n == 1 ? v : -1;
+}
+
+/* What tests run on a loaded host allow a kick beyond its budget. */
+#define KICK_SLACK_MS	250
+/* the passes over queue 2 that were no kick: SET_VRING_ENABLE's */
+#define EXITS_SETUP	1
+
+/*
+ * A request known to take long on the host, FSYNC or a SETATTR of the
+ * size, is not run inside the kick: the kick is answered without it, and
+ * a worker completes it later (here after the one worker's 2 s LOOKUP on
+ * the request queue) with a call.
+ */
+static void t_budget_predicted(void)
+{
+	static const char dev_line[] = "device budget_us=2000 watch=auto-off\n";
+	struct fuse_fsync_in fi = { .fh = 0 };
+	struct fuse_setattr_in sa = { .valid = FATTR_SIZE };
+	struct fuse_getattr_in gi = { 0 };
+	struct fuse_out_header *oh;
+	struct vq v;
+	char buf[2048];
+
+	budget_daemon("--workers=1 --faults");
+	CHECK(!test_failed);
+	v = vq_of(2);
+	*used_event(1) = 0x8000;
+	submit(1, FUSE_LOOKUP, 1, "vfs-fault-delay.2", 18, 512);
+	CHECK(kick(1) == 0);
+	*used_event(2) = 0;
+	oh = submit(2, FUSE_FSYNC, 1, &fi, sizeof(fi), 256);
+	CHECK(kick_ms(2) < KICK_SLACK_MS);
+	CHECK(__atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE) == 0);
+	CHECK(pipe_has_call(2, 10000));
+	CHECK(__atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE) == 1);
+	CHECK(oh->unique == unique - 1 && oh->len >= sizeof(*oh));
+	*used_event(2) = 0x8000;
+	oh = submit(2, FUSE_SETATTR, 1, &sa, sizeof(sa), 256);
+	CHECK(kick(2) == 0);
+	CHECK(used_reaches(2, 2));
+	CHECK(oh->unique == unique - 1 && oh->len >= sizeof(*oh));
+	/* the rest still inside the kick */
+	oh = submit(2, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
+	CHECK(kick(2) == 0);
+	CHECK(__atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE) == 3);
+	CHECK(oh->error == 0 && oh->unique == unique - 1);
+	modes_exit(false);
+	CHECK(!test_failed);
+	read_stats(buf, sizeof(buf));
+	CHECK(!strncmp(buf, dev_line, sizeof(dev_line) - 1));
+	CHECK(sync_stat(" defer_predicted=") == 2);
+	CHECK(sync_stat(" late=") == 2 && sync_stat(" inline=") == 1);
+	CHECK(sync_stat(" defer_watch=") == 0 && sync_stat(" defer_budget=") == 0);
+	CHECK(sync_stat(" exits=") == 3 + EXITS_SETUP);
+	CHECK(sync_stat(" exit_max_us=") < (2000 + KICK_SLACK_MS * 1000));
+}
+
+/*
+ * --sync-watch=always: a LOOKUP the host delays by 1 s is waited for until
+ * the budget, then answered without; it completes late, with a call.
+ */
+static void t_budget_watch_late(void)
+{
+	struct fuse_out_header *oh;
+	long long p50, p99, p999, max;
+	struct vq v;
+
+	budget_daemon("--workers=2 --faults --sync-watch=always");
+	CHECK(!test_failed);
+	v = vq_of(2);
+	*used_event(2) = 0;
+	oh = submit(2, FUSE_LOOKUP, 1, "vfs-fault-delay.1", 18, 512);
+	CHECK(kick_ms(2) < 2 + KICK_SLACK_MS);
+	CHECK(__atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE) == 0);
+	CHECK(pipe_has_call(2, 5000));
+	CHECK(__atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE) == 1);
+	CHECK(oh->error == -ENOENT && oh->unique == unique - 1);
+	modes_exit(false);
+	CHECK(!test_failed);
+	CHECK(sync_stat(" defer_watch=") == 1 && sync_stat(" late=") == 1);
+	CHECK(sync_stat(" inline=") == 0 && sync_stat(" exits=") == 1 + EXITS_SETUP);
+	p50 = sync_stat(" exit_p50_us=");
+	p99 = sync_stat(" exit_p99_us=");
+	p999 = sync_stat(" exit_p999_us=");
+	max = sync_stat(" exit_max_us=");
+	CHECK(max >= 2000 && max < 2000 + KICK_SLACK_MS * 1000);
+	/* the longest of two: the 99th percentile and above are it */
+	CHECK(p50 <= p99 && p99 == max && p999 == max);
+}
+
+/*
+ * --sync-watch=always: an ordinary LOOKUP, run on the one worker (the
+ * trace says so), is done within the budget and published inside the
+ * kick. The budget is large, for a loaded host.
+ */
+static void t_budget_watch_inline(void)
+{
+	struct fuse_out_header *oh;
+	long tids[2];
+	struct vq v;
+
+	budget_daemon("--workers=1 --sync-watch=always --sync-budget-us=500000");
+	CHECK(!test_failed);
+	v = vq_of(2);
+	*used_event(2) = 0x8000;
+	oh = submit(2, FUSE_LOOKUP, 1, "nothere", 8, 512);
+	CHECK(kick(2) == 0);
+	CHECK(__atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE) == 1);
+	CHECK(oh->error == -ENOENT && oh->unique == unique - 1);
+	CHECK(trace_tids("queue=1 ", tids, 1) == 1);
+	CHECK(trace_tids("queue=2 ", tids + 1, 1) == 1);
+	CHECK(tids[0] == tids[1]);
+	modes_exit(false);
+	CHECK(!test_failed);
+	CHECK(sync_stat(" inline=") == 1 && sync_stat(" late=") == 0);
+	CHECK(sync_stat(" defer_watch=") == 0 && sync_stat(" exits=") == 1 + EXITS_SETUP);
+}
+
+/*
+ * --sync-watch=auto on a local share: a LOOKUP the host delays by 1 s runs
+ * inside its kick, a broken promise (overrun), and the GETATTR behind it
+ * in the same kick, past the budget, completes late (after the one
+ * worker's 2 s LOOKUP on the request queue). For 10 s after, LOOKUPs are
+ * watched: the next delayed one is answered without.
+ */
+static void t_budget_overrun(void)
+{
+	struct fuse_getattr_in gi = { 0 };
+	struct fuse_out_header *oh;
+	struct vq v;
+
+	budget_daemon("--workers=1 --faults");
+	CHECK(!test_failed);
+	v = vq_of(2);
+	*used_event(1) = 0x8000;
+	submit(1, FUSE_LOOKUP, 1, "vfs-fault-delay.2", 18, 512);
+	CHECK(kick(1) == 0);
+	*used_event(2) = 0x8000;
+	submit_in(2, 0, FUSE_LOOKUP, 1, "vfs-fault-delay.1", 18, 512);
+	oh = submit_in(2, 1, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
+	CHECK(kick_ms(2) >= 1000);
+	CHECK(__atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE) == 1);
+	CHECK(used_reaches(2, 2));
+	CHECK(oh->error == 0 && oh->unique == unique - 1);
+	submit(2, FUSE_LOOKUP, 1, "vfs-fault-delay.1", 18, 512);
+	CHECK(kick_ms(2) < 2 + KICK_SLACK_MS);
+	CHECK(__atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE) == 2);
+	CHECK(used_reaches(2, 3));
+	modes_exit(false);
+	CHECK(!test_failed);
+	CHECK(sync_stat(" overrun=") == 1 && sync_stat(" defer_budget=") == 1);
+	CHECK(sync_stat(" defer_watch=") == 1 && sync_stat(" late=") == 2);
+	CHECK(sync_stat(" exits=") == 2 + EXITS_SETUP);
+	CHECK(sync_stat(" exit_max_us=") >= 1000000);
+}
+
 void vu_tests(const char *daemon)
 {
 	snprintf(daemon_path, sizeof(daemon_path), "%s", daemon);
@@ -1913,6 +2152,11 @@ void vu_tests(const char *daemon)
 	test_run("vhost-user: clean exit and stats", t_exit_and_stats);
 	test_run("vhost-user: per-queue handler and queued time", t_timing_stats);
 	test_run("vhost-user: --sync-late completes after the ack", t_sync_late);
+	test_run("budget: the feature bit after the sync bit", t_budget_bit);
+	test_run("budget: FSYNC, SETATTR of the size complete late", t_budget_predicted);
+	test_run("budget: a watched request past the budget completes late", t_budget_watch_late);
+	test_run("budget: a watched request done in time is inline", t_budget_watch_inline);
+	test_run("budget: an overrun, then late past the budget and watched", t_budget_overrun);
 	test_run("vhost-user: per-queue kick channels", t_kick_channel);
 	test_run("vhost-user: --no-kick-channel", t_no_kick_channel);
 	test_run("vhost-user: --pin-sync and --pin-workers, read back", t_pinning);
