@@ -158,6 +158,14 @@ t qemu-6.12:two-devices two_devices qemu-6.12:two-devices async 0 8 --substrate 
 
 t uml:two-drivers two_drivers
 
+# --- the device's exit budget (tests/checks/budget.sh) ---------------------------
+# requests whose host work can outlast the budget complete correctly, and
+# no exit outlasts it by more than the stated margin; without a budget the
+# driver keeps the conservative list
+t uml:exit-budget exit_budget uml:exit-budget 2000
+t uml:exit-budget-none exit_budget uml:exit-budget-none 0
+t uml-7.3:exit-budget-copy exit_budget uml-7.3:exit-budget-copy 2000 copy -- --kernel 7.3 --cpus 2
+
 t uml:two-devices-unbind-share1 two_devices_unbind uml:two-devices-unbind-share1 share1 share --driver ours
 t uml:two-devices-unbind-share two_devices_unbind uml:two-devices-unbind-share share share1 --driver ours
 

@@ -12,3 +12,11 @@ counter_sum() {
 	awk -v f="$2" -v k="$3" '$0 ~ f { for (i = 1; i <= NF; i++) { split($i, kv, "=")
 		if (kv[1] == k) s += kv[2] } } END { print s + 0 }' "$1"
 }
+
+# counter_max FILE LINE-REGEX KEY: the largest KEY=N over the lines of FILE
+# that match LINE-REGEX (0 if none).
+counter_max() {
+	[ -f "$1" ] || { echo 0; return; }
+	awk -v f="$2" -v k="$3" '$0 ~ f { for (i = 1; i <= NF; i++) { split($i, kv, "=")
+		if (kv[1] == k && kv[2] + 0 > m) m = kv[2] + 0 } } END { print m + 0 }' "$1"
+}
