@@ -288,6 +288,7 @@ def render(jpath, mdpath, svgdir, notes=None):
     smp = rep.smp_section()
     rep.counters_section()
     rep.device_timing_section()
+    rep.exit_times_section()
     rep.hostcost_section()
     rep.round_trip_section()
     rep.kick_floor_section(uml)

@@ -119,6 +119,58 @@ class CostSections:
                     p("| %s | %s | %s | %s | %s |" % (c, n, wl, qtype, " | ".join(cols)))
         p("")
 
+    def exit_times_section(self):
+        """The device's exit times per configuration: how long each sync
+        kick held its vCPU, from the device's per-queue histogram (the
+        `exit_*` fields of a sync queue's stats line), and what its budget
+        completed late."""
+        p = self.p
+        have = [r for r in self.runs if r["rc"] == 0
+                and any("exit_max_us" in q for q in r.get("dev_stats") or [])]
+        if not have:
+            return
+        p("## Exit times: how long a sync kick held its vCPU")
+        p("")
+        p("From the device's `--stats-file` of each boot (vhost-user-fs/README.md, Exit budget): "
+          "per sync queue, the time from a kick's arrival to its answer. *p50*, *p99*, *p99.9* "
+          "are the busiest sync queue's (the tops of their histogram buckets, about 6 % wide), "
+          "*max* the longest over every sync queue; each the median over the boots (min–max), "
+          "in us. *late* sums what the budget completed after the kick, by reason "
+          "(predicted / watched / budget spent), and *overrun* the requests that ran past "
+          "the budget inside a kick, over the boots. *budget* is the device's `budget_us` "
+          "(0: none).")
+        p("")
+        p("| config | boots | budget, us | exits per boot | p50 | p99 | p99.9 | max "
+          "| late: predicted / watched / budget | overrun |")
+        p("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        for kind in ("main", "floor", "probe", "smp", "qemu"):
+            for c in self.groups[KIND_GROUP.get(kind, "uml")]:
+                rs = [r for r in have if r["kind"] == kind and r["config"] == c]
+                if not rs:
+                    continue
+                per, budgets = [], set()
+                late = {"defer_predicted": 0, "defer_watch": 0, "defer_budget": 0, "overrun": 0}
+                for r in rs:
+                    qs = [q for q in r["dev_stats"] if q.get("type") == "sync" and "exits" in q]
+                    budgets.update(q["budget_us"] for q in r["dev_stats"] if "budget_us" in q)
+                    if not qs:
+                        continue
+                    busiest = max(qs, key=lambda q: q.get("exits", 0))
+                    per.append({"exits": counters.total(qs, "exits"),
+                                "p50": busiest.get("exit_p50_us", 0),
+                                "p99": busiest.get("exit_p99_us", 0),
+                                "p999": busiest.get("exit_p999_us", 0),
+                                "max": max(q.get("exit_max_us", 0) for q in qs)})
+                    for k in late:
+                        late[k] += counters.total(qs, k)
+                if not per:
+                    continue
+                cols = [cell(stats3([x[k] for x in per])) for k in ("exits", "p50", "p99", "p999", "max")]
+                p("| %s | %d | %s | %s | %d / %d / %d | %d |" % (
+                    c, len(per), ", ".join(str(b) for b in sorted(budgets)) or "-", " | ".join(cols),
+                    late["defer_predicted"], late["defer_watch"], late["defer_budget"], late["overrun"]))
+        p("")
+
     # ---------------------------------------------------------- kick floor
 
     def kick_floor(self):

@@ -207,6 +207,31 @@ class KickFloor(unittest.TestCase):
         self.assertIn("## Goal figures", text)
 
 
+class ExitTimes(unittest.TestCase):
+    def test_exit_histogram_per_configuration(self):
+        d = data()
+        for i, r in enumerate(x for x in d["runs"] if x["kind"] == "floor" and x["config"] == "ours-sync"):
+            r["dev_stats"] = [
+                {"budget_us": 2000, "watch": "auto-off"},
+                {"queue": 2, "type": "sync", "requests": 100, "exits": 100, "exit_p50_us": 10 + i,
+                 "exit_p99_us": 500, "exit_p999_us": 900, "exit_max_us": 1500 + i,
+                 "defer_predicted": 3, "defer_watch": 1, "defer_budget": 0, "overrun": i},
+                {"queue": 3, "type": "sync", "requests": 5, "exits": 5, "exit_p50_us": 99,
+                 "exit_p99_us": 99, "exit_p999_us": 99, "exit_max_us": 3000,
+                 "defer_predicted": 0, "defer_watch": 0, "defer_budget": 1, "overrun": 0}]
+        text = rendered(d)
+        self.assertIn("## Exit times", text)
+        row = [ln for ln in text.splitlines() if ln.startswith("| ours-sync | 2 | 2000 |")]
+        self.assertEqual(len(row), 1, text)
+        cols = [c.strip() for c in row[0].split("|")[1:-1]]
+        self.assertTrue(cols[3].startswith("105 "))  # exits per boot, both queues
+        self.assertTrue(cols[4].startswith("10.5"))  # the busiest queue's p50, median of 10, 11
+        self.assertTrue(cols[7].startswith("3,000 "))  # the longest over every queue
+        self.assertEqual(cols[8], "6 / 2 / 2")
+        self.assertEqual(cols[9], "1")
+        self.assertNotIn("## Exit times", rendered(data()))
+
+
 class Breakdown(unittest.TestCase):
     def render(self, bd):
         d = data()
