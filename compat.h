@@ -247,13 +247,11 @@ static inline struct cpumask *compat_group_cpus_evenly(unsigned int numgrps,
 #include "dev.h"
 #endif
 
-/* The input queue of a connection and of a request's connection */
+/* The input queue of a connection */
 #ifdef COMPAT_FUSE_CHAN
 #define compat_fc_iq(fc)		(&(fc)->chan->iq)
-#define compat_req_iq(req)		(&(req)->chan->iq)
 #else
 #define compat_fc_iq(fc)		(&(fc)->iq)
-#define compat_req_iq(req)		compat_fc_iq((req)->fm->fc)
 #endif
 
 /*

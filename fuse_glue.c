@@ -333,41 +333,6 @@ static unsigned int vfsync_fuse_add_pages(struct scatterlist *sg,
 }
 
 /*
- * The FUSE_INIT flags offered to the device. With sync queues the driver
- * does not offer FUSE_ASYNC_DIO: with it the FUSE core sends even a
- * waiting task's O_DIRECT reads and writes (fuse_direct_IO(),
- * fuse_async_req_send()) as background requests, which never take a sync
- * queue; without it they are requests the task waits for, and those up to
- * sync_max_bytes complete inside the kick. FUSE_ASYNC_READ is offered as
- * the FUSE core asks: page-cache reads go through readahead as background
- * requests (fuse_readahead() -> fuse_send_readpages() ->
- * fuse_simple_background()), so that a sequential reader's readahead
- * windows overlap the device's reads with the reader's copies. Masking it
- * too made readahead synchronous, one window after another (sequential
- * read 0.59x of in-tree, 0.99x without the mask).
- */
-u32 vfsync_init_flags(u32 flags, bool sync_queues)
-{
-	if (sync_queues)
-		flags &= ~FUSE_ASYNC_DIO;
-	return flags;
-}
-EXPORT_SYMBOL_IF_KUNIT(vfsync_init_flags);
-
-/*
- * Only the copy sent to the device changes; a device that grants a flag
- * anyway is believed, as the FUSE core believes it.
- */
-static void vfsync_fuse_init_flags(struct vfsync_fuse *vf, u8 *in, size_t len)
-{
-	struct fuse_init_in *init = (struct fuse_init_in *)in;
-
-	if (len >= offsetofend(struct fuse_init_in, flags))
-		init->flags = vfsync_init_flags(init->flags,
-						vf->fs->num_sync_queues);
-}
-
-/*
  * Build the request's buffers. A background request is submitted under
  * fc->bg_lock: GFP_ATOMIC; any other with no lock held (the FUSE core's
  * send_req(), 6.1's wake_pending_and_unlock() once fiq->lock is dropped),
@@ -426,8 +391,6 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req,
 	}
 	/* What a device that reports no used length left unwritten */
 	memset(ctx->args + in_len, 0, oh_len + out_len);
-	if (req->in.h.opcode == FUSE_INIT)
-		vfsync_fuse_init_flags(compat_req_iq(req)->priv, ctx->args, in_len);
 
 	sg_set_buf(&sg[out_sgs++], &req->in.h, sizeof(req->in.h));
 	if (in_len)

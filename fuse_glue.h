@@ -34,7 +34,6 @@ struct vfsync_forget_msg {
 bool vfsync_sync_eligible(u32 opcode, bool background, bool budget,
 			  size_t bytes, size_t max_bytes, size_t bg_max_bytes);
 bool vfsync_long_request(u32 opcode, const void *arg, size_t len);
-u32 vfsync_init_flags(u32 flags, bool sync_queues);
 int vfsync_check_reply(const struct fuse_out_header *oh, u64 unique,
 		       unsigned int used_len, unsigned int offered_len,
 		       unsigned int out_args_len, unsigned int last_arg_len,

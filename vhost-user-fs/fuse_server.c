@@ -173,7 +173,13 @@ static int op_init(struct req *r)
 		FUSE_MAX_PAGES | FUSE_CACHE_SYMLINKS;
 	if (s->opt->writeback)
 		want |= FUSE_WRITEBACK_CACHE;
-	if (s->opt->no_async_dio)
+	/*
+	 * With FUSE_ASYNC_DIO the guest sends even a waiting task's O_DIRECT
+	 * I/O as background requests, which a driver keeps off sync queues:
+	 * a sync frontend gets them as requests it waits for instead.
+	 */
+	if (s->opt->no_async_dio ||
+	    __atomic_load_n(&s->sync_frontend, __ATOMIC_ACQUIRE))
 		want &= ~FUSE_ASYNC_DIO;
 	o->flags = in->flags & want;
 	s->writeback = o->flags & FUSE_WRITEBACK_CACHE;
@@ -368,6 +374,11 @@ void fuse_server__reset(struct fuse_server *s)
 {
 	passthrough__reset(s);
 	__atomic_store_n(&s->initialized, false, __ATOMIC_RELEASE);
+}
+
+void fuse_server__set_sync(struct fuse_server *s, bool sync)
+{
+	__atomic_store_n(&s->sync_frontend, sync, __ATOMIC_RELEASE);
 }
 
 struct fuse_server *fuse_server__new(const struct options *opt)

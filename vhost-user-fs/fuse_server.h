@@ -8,6 +8,7 @@
 #ifndef VHOST_USER_FS_FUSE_SERVER_H
 #define VHOST_USER_FS_FUSE_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,11 @@ struct fuse_server *fuse_server__new(const struct options *opt);
 void fuse_server__free(struct fuse_server *srv);
 /* The frontend went away: forget every inode and close every file. */
 void fuse_server__reset(struct fuse_server *srv);
+/*
+ * The frontend accepted sync queues (or no longer has them); INIT then
+ * does not grant FUSE_ASYNC_DIO. Any thread.
+ */
+void fuse_server__set_sync(struct fuse_server *srv, bool sync);
 
 struct fuse_ctx *fuse_ctx__new(void);
 void fuse_ctx__free(struct fuse_ctx *ctx);

@@ -74,7 +74,7 @@ static void usage(FILE *f)
 "                         (not on its submounts of other file systems)\n"
 "  --writeback, --no-writeback  FUSE writeback cache (default off)\n"
 "  --no-async-dio         never grant FUSE_ASYNC_DIO, as a frontend with sync\n"
-"                         queues never asks for it (bench knob: the same\n"
+"                         queues never gets it (bench knob: the same\n"
 "                         O_DIRECT path for an interrupt-driven frontend)\n"
 "  --xattr, --no-xattr    extended attributes (default on)\n"
 "  --request-queues=R     request queues in the config space (default 1)\n"

@@ -39,6 +39,8 @@ struct fuse_server {
 	bool initialized;		/* atomic: INIT done, set by op_init */
 	unsigned int minor;
 	bool writeback;
+	/* atomic: the frontend runs sync queues (fuse_server__set_sync()) */
+	bool sync_frontend;
 
 	/* passthrough.c's, set up by passthrough__init() */
 	struct inode_table it;

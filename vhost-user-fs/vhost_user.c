@@ -682,6 +682,7 @@ static void refresh_types(struct vu_dev *vu)
 
 	vu->dev.sync_active = vu->dev.opt->sync_queues && sync_kicks(vu) &&
 		(vu->features & BIT(vu->dev.opt->sync_bit));
+	fuse_server__set_sync(vu->dev.srv, vu->dev.sync_active);
 	for (i = 0; i < FS_MAX_QUEUES; i++) {
 		struct fs_queue *q = &vu->dev.q[i];
 		bool ev = vu->features & BIT(F_EVENT_IDX), remap;

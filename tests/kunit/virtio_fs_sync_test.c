@@ -362,33 +362,6 @@ static void vfsync_test_cfg_room(struct kunit *test)
 			(size_t)PAGE_SIZE);
 }
 
-/*
- * FUSE_INIT: with sync queues FUSE_ASYNC_DIO is not offered (it would make
- * a waiting task's O_DIRECT I/O background requests); every other flag,
- * FUSE_ASYNC_READ included (readahead stays asynchronous), and all of them
- * without sync queues, as the FUSE core asked.
- */
-static void vfsync_test_init_flags(struct kunit *test)
-{
-	static const u32 asks[] = {
-		0, FUSE_ASYNC_READ, FUSE_ASYNC_DIO,
-		FUSE_ASYNC_READ | FUSE_ASYNC_DIO | FUSE_INIT_EXT,
-		FUSE_POSIX_LOCKS | FUSE_WRITEBACK_CACHE | FUSE_MAX_PAGES,
-		U32_MAX,
-	};
-	const u32 masked = FUSE_ASYNC_DIO;
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(asks); i++) {
-		KUNIT_EXPECT_EQ(test, vfsync_init_flags(asks[i], false), asks[i]);
-		KUNIT_EXPECT_EQ(test, vfsync_init_flags(asks[i], true),
-				asks[i] & ~masked);
-	}
-	KUNIT_EXPECT_EQ(test, vfsync_init_flags(U32_MAX, true) & masked, 0U);
-	KUNIT_EXPECT_EQ(test, vfsync_init_flags(FUSE_ASYNC_READ, true),
-			(u32)FUSE_ASYNC_READ);
-}
-
 struct reply_case {
 	const char *what;
 	u32 len;
@@ -1673,7 +1646,6 @@ static struct kunit_case vfsync_map_cases[] = {
 static struct kunit_case vfsync_policy_cases[] = {
 	KUNIT_CASE(vfsync_test_eligible),
 	KUNIT_CASE(vfsync_test_long_request),
-	KUNIT_CASE(vfsync_test_init_flags),
 	KUNIT_CASE(vfsync_test_reply),
 	KUNIT_CASE(vfsync_test_config),
 	KUNIT_CASE(vfsync_test_config_bounds),

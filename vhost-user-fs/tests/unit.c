@@ -425,6 +425,26 @@ static void t_fuse_init_no_async_dio(void)
 	CHECK(r.error == 0 && o->flags == (granted & ~FUSE_ASYNC_DIO));
 }
 
+/* A frontend that accepted sync queues never gets FUSE_ASYNC_DIO either */
+static void t_fuse_init_sync_frontend(void)
+{
+	struct fuse_init_in init = { .major = 7, .minor = 41, .flags = 0xffffffff };
+	struct fuse_init_out *o;
+	struct reply r;
+	uint32_t granted;
+
+	server_start(false, 64);
+	r = req(FUSE_INIT, 0, &init, sizeof(init), NULL);
+	o = r.data;
+	CHECK(r.error == 0 && (o->flags & FUSE_ASYNC_DIO));
+	granted = r.error ? 0 : o->flags;
+	server_start(false, 64);
+	fuse_server__set_sync(srv, true);
+	r = req(FUSE_INIT, 0, &init, sizeof(init), NULL);
+	o = r.data;
+	CHECK(r.error == 0 && o->flags == (granted & ~FUSE_ASYNC_DIO));
+}
+
 static void t_fuse_malformed(void)
 {
 	struct fuse_in_header *ih = (void *)ctx->in;
@@ -1706,6 +1726,7 @@ int main(int argc, char **argv)
 	server_start(false, 64);
 	run("fuse: init", t_fuse_init);
 	run("fuse: init without FUSE_ASYNC_DIO", t_fuse_init_no_async_dio);
+	run("fuse: init of a sync frontend without FUSE_ASYNC_DIO", t_fuse_init_sync_frontend);
 	run("fuse: malformed requests", t_fuse_malformed);
 	run("fuse: .. at the root", t_fuse_dotdot_root);
 	run("fuse: symlinks out of the share", t_fuse_symlink_escape);
