@@ -107,10 +107,11 @@ static const struct vfsync_buf_ops vfsync_fuse_buf_ops;
 
 /*
  * One connection's FUSE-side state, the input queue's ->priv: the device
- * (a reference, dropped when the connection is released) and a fuse_dev
- * per virtqueue, each the ->upper of its queue while mounted. The fuse
- * devices are allocated at mount and freed at unmount, by the mount's
- * single fill_super and kill_sb.
+ * (a reference, dropped when the connection is released) and the
+ * connection's fuse_dev. Requests on a virtqueue are on no fuse_dev list
+ * (vfsync_fuse_sent_locked()), so one device, installed for the FUSE core,
+ * is all it needs. It is allocated at mount and freed at unmount, by the
+ * mount's single fill_super and kill_sb.
  */
 struct vfsync_fuse {
 	struct vfsync_dev *fs;
@@ -138,8 +139,7 @@ struct vfsync_fuse {
 	 * list); the grace period covers a test that is already running.
 	 */
 	struct rcu_head rcu;
-	unsigned int nfud;
-	struct fuse_dev *fud[];
+	struct fuse_dev *fud;
 };
 
 /*
@@ -441,8 +441,7 @@ static void vfsync_fuse_free_ctx(struct vfsync_fuse_ctx *ctx)
 }
 
 /*
- * Called with the queue lock held, right after the add succeeded; @upper
- * is the queue's fuse_dev.
+ * Called with the queue lock held, right after the add succeeded.
  *
  * A request on a virtqueue is the driver's until the device returns it or
  * the device is reset (removal, a broken queue): the device writes into
@@ -452,18 +451,13 @@ static void vfsync_fuse_free_ctx(struct vfsync_fuse_ctx *ctx)
  * the ring. The FUSE core then waits for it to end (num_waiting), as it
  * does for any request.
  */
-static void vfsync_fuse_sent_locked(struct vfsync_buf *buf, void *upper)
+static void vfsync_fuse_sent_locked(struct vfsync_buf *buf)
 {
 	struct fuse_req *req = to_ctx(buf)->req;
 
 	set_bit(FR_SENT, &req->flags);
 	/* Pairs with the barrier in request_wait_answer() */
 	smp_mb__after_atomic();
-}
-
-/* Called with the queue lock held when the buffer leaves the used ring. */
-static void vfsync_fuse_reaped_locked(struct vfsync_buf *buf, void *upper)
-{
 }
 
 /* The out args from the bounce buffer, by the checked header's length */
@@ -512,7 +506,7 @@ static void vfsync_fuse_copy_out(struct vfsync_fuse_ctx *ctx)
  * End a request whose buffer came back from the device. Runs without
  * queue locks and with preemption enabled; frees @buf.
  */
-static int vfsync_fuse_complete(struct vfsync_buf *buf, void *upper)
+static int vfsync_fuse_complete(struct vfsync_buf *buf)
 {
 	struct vfsync_fuse_ctx *ctx = to_ctx(buf);
 	struct fuse_req *req = ctx->req;
@@ -567,7 +561,6 @@ static void vfsync_fuse_fail(struct vfsync_buf *buf, int err)
 
 static const struct vfsync_buf_ops vfsync_fuse_buf_ops = {
 	.sent_locked	= vfsync_fuse_sent_locked,
-	.reaped_locked	= vfsync_fuse_reaped_locked,
 	.complete	= vfsync_fuse_complete,
 	.fail		= vfsync_fuse_fail,
 };
@@ -908,16 +901,12 @@ static void vfsync_fuse_free_fsc(struct fs_context *fsc)
 		kfree(to_vfsync_fsc(fsc));
 }
 
-static void vfsync_fuse_free_devs(struct vfsync_fuse *vf)
+static void vfsync_fuse_free_dev(struct vfsync_fuse *vf)
 {
-	unsigned int i;
-
-	for (i = 0; i < vf->nfud; i++) {
-		if (!vf->fud[i])
-			continue;
-		compat_fuse_dev_free(vf->fud[i]);
-		vf->fud[i] = NULL;
-	}
+	if (!vf->fud)
+		return;
+	compat_fuse_dev_free(vf->fud);
+	vf->fud = NULL;
 }
 
 static void vfsync_fuse_ctx_defaults(struct fuse_fs_context *ctx)
@@ -940,29 +929,26 @@ static int vfsync_fuse_fill_super(struct super_block *sb,
 	struct vfsync_fuse *vf = compat_fc_iq(fc)->priv;
 	struct vfsync_dev *fs = vf->fs;
 	struct fuse_fs_context *ctx = fsc->fs_private;
-	unsigned int i;
 	int err;
 
 	vfsync_fuse_ctx_defaults(ctx);
 
 	err = -ENOMEM;
-	for (i = 0; i < vf->nfud; i++) {
-		vf->fud[i] = fuse_dev_alloc();
-		if (!vf->fud[i])
-			goto out_free_devs;
-	}
+	vf->fud = fuse_dev_alloc();
+	if (!vf->fud)
+		goto out_free_dev;
 
 	/* Our reference keeps fs, but ->remove may have taken the queues */
-	err = vfsync_connect(fs, (void *const *)vf->fud);
+	err = vfsync_connect(fs);
 	if (err == -ENODEV) {
 		pr_info("tag <%s> not found\n", fs->tag);
 		err = -EINVAL;
-		goto out_free_devs;
+		goto out_free_dev;
 	}
 	if (err) {
 		pr_err("tag <%s>: the device was reset after a queue broke; unbind and bind it again\n",
 		       fs->tag);
-		goto out_free_devs;
+		goto out_free_dev;
 	}
 
 	/* We install our own fuse devices */
@@ -979,16 +965,15 @@ static int vfsync_fuse_fill_super(struct super_block *sb,
 	if (err < 0)
 		goto out_disconnect;
 
-	for (i = 0; i < vf->nfud; i++)
-		compat_fuse_dev_install(vf->fud[i], fc);
+	compat_fuse_dev_install(vf->fud, fc);
 
 	fuse_send_init(fm);
 	return 0;
 
 out_disconnect:
 	vfsync_disconnect(fs);
-out_free_devs:
-	vfsync_fuse_free_devs(vf);
+out_free_dev:
+	vfsync_fuse_free_dev(vf);
 	return err;
 }
 
@@ -1008,12 +993,12 @@ static void vfsync_fuse_conn_destroy(struct fuse_mount *fm)
 	fuse_conn_destroy(fm);
 
 	/*
-	 * DESTROY has been answered. Freeing the fuse devices drops their
-	 * references to fc, and fc's release drops ours on fs.
+	 * DESTROY has been answered. Freeing the fuse device drops its
+	 * reference to fc, and fc's release drops ours on fs.
 	 */
 	vfsync_disconnect(vf->fs);
 	flush_work(&vfsync_fuse_end_work);
-	vfsync_fuse_free_devs(vf);
+	vfsync_fuse_free_dev(vf);
 }
 
 static void vfsync_fuse_kill_sb(struct super_block *sb)
@@ -1076,11 +1061,10 @@ static int vfsync_fuse_get_tree(struct fs_context *fsc)
 	}
 
 	err = -ENOMEM;
-	vf = kzalloc(struct_size(vf, fud, fs->nvqs), GFP_KERNEL);
+	vf = kzalloc(sizeof(*vf), GFP_KERNEL);
 	if (!vf)
 		goto out_err;
 	vf->fs = fs;
-	vf->nfud = fs->nvqs;
 	vf->forget_batch = to_vfsync_fsc(fsc)->forget_batch;
 	spin_lock_init(&vf->forget_lock);
 	INIT_DELAYED_WORK(&vf->forget_work, vfsync_fuse_forget_fn);

@@ -212,7 +212,7 @@ static void vfsync_complete(struct vfsync_buf *buf)
 {
 	struct vfsync_vq *fsvq = buf->fsvq;
 
-	if (buf->ops->complete(buf, fsvq->upper))	/* frees buf */
+	if (buf->ops->complete(buf))	/* frees buf */
 		vfsync_count(fsvq, bad_reply);
 	vfsync_dec_in_flight(fsvq);
 }
@@ -253,7 +253,6 @@ static void vfsync_reap_one_locked(struct vfsync_vq *fsvq,
 {
 	lockdep_assert_held(&fsvq->lock);
 	buf->used_len = len;
-	buf->ops->reaped_locked(buf, fsvq->upper);
 	list_add_tail(&buf->list, done);
 	/* A sync queue counts its buffers to know when to arm the callback */
 	if (fsvq->kind == VFSYNC_KIND_SYNC &&
@@ -600,7 +599,7 @@ static int vfsync_add_locked(struct vfsync_vq *fsvq, struct vfsync_buf *buf,
 		return ret;
 	}
 
-	buf->ops->sent_locked(buf, fsvq->upper);
+	buf->ops->sent_locked(buf);
 	vfsync_count(fsvq, submitted);
 	*notify = virtqueue_kick_prepare(fsvq->vq);
 	return 0;
@@ -678,7 +677,7 @@ static int vfsync_submit_sync(struct vfsync_dev *fs, struct vfsync_buf *buf)
 		goto out_unlock;
 	}
 
-	buf->ops->sent_locked(buf, fsvq->upper);
+	buf->ops->sent_locked(buf);
 	vfsync_inc_in_flight(fsvq);
 	fsvq->outstanding++;
 	vfsync_count(fsvq, submitted);

@@ -218,36 +218,25 @@ struct vfsync_dev *vfsync_get(const char *tag)
  * Under vfsync_mutex, as removal: a device still listed keeps its
  * virtqueues until it is unlisted, which happens under the mutex too.
  */
-int vfsync_connect(struct vfsync_dev *fs, void *const *upper)
+int vfsync_connect(struct vfsync_dev *fs)
 {
-	unsigned int i;
 	int ret = 0;
 
 	mutex_lock(&vfsync_mutex);
-	if (list_empty(&fs->list)) {
+	if (list_empty(&fs->list))
 		ret = -ENODEV;
-	} else if (READ_ONCE(fs->failed)) {
+	else if (READ_ONCE(fs->failed))
 		ret = -EIO;
-	} else {
-		/* Stopped and drained: no buffer op runs on these queues */
-		for (i = 0; i < fs->nvqs; i++)
-			fs->vqs[i].upper = upper[i];
+	else
 		vfsync_start_all_queues(fs);
-	}
 	mutex_unlock(&vfsync_mutex);
 	return ret;
 }
 
 void vfsync_disconnect(struct vfsync_dev *fs)
 {
-	unsigned int i;
-
 	vfsync_stop_all_queues(fs);
 	vfsync_drain_all_queues(fs);
-	mutex_lock(&vfsync_mutex);
-	for (i = 0; i < fs->nvqs; i++)
-		fs->vqs[i].upper = NULL;
-	mutex_unlock(&vfsync_mutex);
 }
 
 /* DAX window: the device's shared memory region that file pages map into */

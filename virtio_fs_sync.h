@@ -85,19 +85,16 @@ struct vfsync_buf;
 
 /*
  * The only calls the virtio side makes up: a buffer's ops, the FUSE
- * side's for every request, a KUnit test's own for its test buffers. @upper
- * is the queue's ->upper, what vfsync_connect() set for it.
+ * side's for every request, a KUnit test's own for its test buffers.
  */
 struct vfsync_buf_ops {
 	/* Added to its queue; under the queue lock */
-	void (*sent_locked)(struct vfsync_buf *buf, void *upper);
-	/* Left the used ring or was taken back; under the queue lock */
-	void (*reaped_locked)(struct vfsync_buf *buf, void *upper);
+	void (*sent_locked)(struct vfsync_buf *buf);
 	/*
 	 * Came back (a reply, or ->error set); no locks held; frees @buf.
 	 * Returns -EIO if the reply was malformed (the queue counts it).
 	 */
-	int (*complete)(struct vfsync_buf *buf, void *upper);
+	int (*complete)(struct vfsync_buf *buf);
 	/* Never got onto a queue; no locks held; frees @buf */
 	void (*fail)(struct vfsync_buf *buf, int err);
 };
@@ -120,13 +117,6 @@ struct vfsync_vq {
 	/* Buffers that met -ENOSPC, retried by dispatch_work; under ->lock */
 	struct list_head queued_reqs;
 	struct work_struct dispatch_work;
-	/*
-	 * The upper layer's data for this queue, handed to every buffer op.
-	 * Set by vfsync_connect() and cleared by vfsync_disconnect() only
-	 * after the queue was stopped and drained (in_flight 0), both under
-	 * vfsync_mutex: stable for every buffer on the queue.
-	 */
-	void *upper;
 	bool connected;			/* protected by ->lock */
 	/*
 	 * Set under ->lock (read without it by the callback, under RCU) by
@@ -287,14 +277,13 @@ struct vfsync_dev *vfsync_get(const char *tag);
 void vfsync_put(struct vfsync_dev *fs);
 
 /*
- * Start the queues of a still-present device for a mount, @upper[i] being
- * queue i's ->upper (fs->nvqs entries). -ENODEV: removal has begun; -EIO:
- * the device was reset after a queue broke.
+ * Start the queues of a still-present device for a mount. -ENODEV: removal
+ * has begun; -EIO: the device was reset after a queue broke.
  */
-int vfsync_connect(struct vfsync_dev *fs, void *const *upper);
+int vfsync_connect(struct vfsync_dev *fs);
 /* Stop the hiprio queue (no more FORGETs) and wait until every queue is idle */
 void vfsync_stop_hiprio(struct vfsync_dev *fs);
-/* Stop every queue, wait until they are idle, clear their ->upper */
+/* Stop every queue and wait until they are idle */
 void vfsync_disconnect(struct vfsync_dev *fs);
 
 /*

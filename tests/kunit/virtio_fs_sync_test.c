@@ -688,7 +688,7 @@ struct test_buf {
 	struct scatterlist sg[2];
 	struct scatterlist *sgs[2];
 	u8 data[64];
-	unsigned int sent, reaped, completed, failed;
+	unsigned int sent, completed, failed;
 	int err;
 	struct task_struct *completer;	/* who ended it */
 };
@@ -698,17 +698,12 @@ static struct test_buf *to_tb(struct vfsync_buf *buf)
 	return container_of(buf, struct test_buf, buf);
 }
 
-static void test_sent_locked(struct vfsync_buf *buf, void *upper)
+static void test_sent_locked(struct vfsync_buf *buf)
 {
 	to_tb(buf)->sent++;
 }
 
-static void test_reaped_locked(struct vfsync_buf *buf, void *upper)
-{
-	to_tb(buf)->reaped++;
-}
-
-static int test_complete(struct vfsync_buf *buf, void *upper)
+static int test_complete(struct vfsync_buf *buf)
 {
 	to_tb(buf)->completed++;
 	to_tb(buf)->err = buf->error;
@@ -724,7 +719,6 @@ static void test_fail(struct vfsync_buf *buf, int err)
 
 static const struct vfsync_buf_ops test_buf_ops = {
 	.sent_locked = test_sent_locked,
-	.reaped_locked = test_reaped_locked,
 	.complete = test_complete,
 	.fail = test_fail,
 };
@@ -966,7 +960,6 @@ static void vfsync_test_engine_inline(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
 	KUNIT_EXPECT_EQ(test, a->completed, 1U);
-	KUNIT_EXPECT_EQ(test, a->reaped, 1U);
 	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, inline_done), 1);
 	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, deferred), 0);
 	KUNIT_EXPECT_EQ(test, td->rings[TEST_SYNC].irqs, 0U);
