@@ -132,6 +132,17 @@ compat_rt_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
 #define compat_sync_unpin_cpu()		preempt_enable()
 #endif
 
+/*
+ * Whether a sync submitter may wait for a reaper's short hold of the
+ * queue's lock: not on PREEMPT_RT, where the holder of a spinlock_t can
+ * be preempted on this very CPU by the waiter.
+ */
+#ifdef CONFIG_PREEMPT_RT
+#define COMPAT_SYNC_WAIT_REAPER		0
+#else
+#define COMPAT_SYNC_WAIT_REAPER		1
+#endif
+
 #ifdef COMPAT_VIRTIO_REGISTER_OWNER
 #define COMPAT_VIRTIO_DRIVER_OWNER
 #else

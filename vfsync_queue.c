@@ -141,18 +141,52 @@ static void vfsync_unlock(struct vfsync_vq *fsvq)
  * A sync queue's lock is only ever tried: its holder may be inside a kick.
  * On a uniprocessor kernel it is never contended (the holder runs with
  * preemption off) and a failed trylock is a spinlock-debug BUG, so KUnit
- * plays the other CPU with ->test_busy.
+ * plays the other CPU: a kicker with ->test_busy, a reaper with
+ * ->test_reaper.
  */
 #if IS_ENABLED(CONFIG_VIRTIO_FS_SYNC_KUNIT_TEST)
 static bool vfsync_sync_trylock(struct vfsync_vq *fsvq)
 {
 	if (READ_ONCE(fsvq->test_busy))
 		return false;
+	if (fsvq->test_reaper) {
+		fsvq->test_reaper--;
+		return false;
+	}
 	return spin_trylock(&fsvq->lock);
+}
+
+/* ->test_busy plays a kicker */
+static bool vfsync_sync_kicking(struct vfsync_vq *fsvq)
+{
+	return READ_ONCE(fsvq->test_busy) || READ_ONCE(fsvq->kicking);
 }
 #else
 #define vfsync_sync_trylock(fsvq)	spin_trylock(&(fsvq)->lock)
+#define vfsync_sync_kicking(fsvq)	READ_ONCE((fsvq)->kicking)
 #endif
+
+/*
+ * The lock of a sync queue for a submitter. A kicker holding it is inside
+ * a host operation and is never waited for; a reaper (done_work) holds it
+ * only to take buffers off the used ring, with preemption off on another
+ * CPU, and is, for at most VFSYNC_REAPER_SPINS tries, after which the
+ * request takes the interrupt-driven path as for a kicker.
+ */
+#define VFSYNC_REAPER_SPINS	1000
+
+static bool vfsync_sync_lock_submit(struct vfsync_vq *fsvq)
+{
+	unsigned int spins = COMPAT_SYNC_WAIT_REAPER ? VFSYNC_REAPER_SPINS : 0;
+
+	while (!vfsync_sync_trylock(fsvq)) {
+		if (!spins || vfsync_sync_kicking(fsvq))
+			return false;
+		spins--;
+		cpu_relax();
+	}
+	return true;
+}
 
 /* A failed device's queues stay stopped: its rings are gone. */
 static void vfsync_set_connected(struct vfsync_dev *fs, bool connected)
@@ -651,7 +685,7 @@ static int vfsync_submit_sync(struct vfsync_dev *fs, struct vfsync_buf *buf)
 		compat_sync_unpin_cpu();
 		return -EAGAIN;
 	}
-	if (!vfsync_sync_trylock(fsvq)) {
+	if (!vfsync_sync_lock_submit(fsvq)) {
 		vfsync_count(fsvq, busy);
 		vfsync_count(fsvq, fallback);
 		compat_sync_unpin_cpu();
@@ -661,6 +695,7 @@ static int vfsync_submit_sync(struct vfsync_dev *fs, struct vfsync_buf *buf)
 		ret = -EAGAIN;
 		goto out_unlock;
 	}
+	WRITE_ONCE(fsvq->kicking, true);
 
 	vq = fsvq->vq;
 	buf->fsvq = fsvq;
@@ -701,6 +736,7 @@ static int vfsync_submit_sync(struct vfsync_dev *fs, struct vfsync_buf *buf)
 	vfsync_sync_account_locked(fsvq,
 				   vfsync_sync_reap_locked(fsvq, &done, buf));
 
+	WRITE_ONCE(fsvq->kicking, false);
 	vfsync_unlock(fsvq);
 	compat_sync_unpin_cpu();
 
@@ -708,6 +744,7 @@ static int vfsync_submit_sync(struct vfsync_dev *fs, struct vfsync_buf *buf)
 	return 0;
 
 out_unlock:
+	WRITE_ONCE(fsvq->kicking, false);
 	vfsync_unlock(fsvq);
 	compat_sync_unpin_cpu();
 	return ret;
@@ -954,12 +991,14 @@ static s64 vfsync_floor_kick(struct vfsync_dev *fs)
 		ret = -ENODEV;
 		goto out_unlock;
 	}
+	WRITE_ONCE(fsvq->kicking, true);
 	WRITE_ONCE(fsvq->armed, false);
 	virtqueue_disable_cb(fsvq->vq);
 	t0 = ktime_get();
 	vfsync_notify(fsvq);
 	ret = ktime_to_ns(ktime_sub(ktime_get(), t0));
 	vfsync_sync_reap_locked(fsvq, &done, NULL);
+	WRITE_ONCE(fsvq->kicking, false);
 	if (virtqueue_is_broken(fsvq->vq))
 		ret = -ENODEV;
 out_unlock:

@@ -143,6 +143,12 @@ struct vfsync_vq {
 	 */
 	unsigned int misses;
 	bool demoted;
+	/*
+	 * Sync queues: the lock's holder is a kicker, inside a host
+	 * operation, not a reaper. Written under ->lock, read by a submitter
+	 * that found it taken.
+	 */
+	bool kicking;
 	atomic_t probes;
 	/*
 	 * Sync queues: the callback is enabled for outstanding buffers.
@@ -152,6 +158,7 @@ struct vfsync_vq {
 	wait_queue_head_t in_flight_wq;	/* woken when in_flight drops to 0 */
 	unsigned long flags;		/* VFSYNC_VQ_*, atomic bitops */
 	bool test_busy;			/* KUnit: another CPU holds ->lock */
+	unsigned int test_reaper;	/* KUnit: a reaper lets go after so many tries */
 	/* KUnit: runs when a retry met a full queue, after the unlock */
 	void (*test_after_full)(struct vfsync_vq *fsvq);
 	struct vfsync_stats stats;	/* atomics */

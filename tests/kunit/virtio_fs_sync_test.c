@@ -1124,6 +1124,28 @@ static void vfsync_test_engine_deferred_by_callback(struct kunit *test)
 }
 
 /*
+ * A lock held by a reaper (done_work, which only takes buffers off the
+ * used ring) is worth a short wait: the request still completes inside
+ * its kick. One held by a kicker, inside a host operation, is not
+ * (vfsync_test_engine_busy).
+ */
+static void vfsync_test_engine_busy_reaper(struct kunit *test)
+{
+	struct test_dev *td = test->priv;
+	struct vfsync_vq *sq = &td->vqs[TEST_SYNC];
+	struct test_buf *a = test_buf(test, TEST_SYNC_OK);
+
+	sq->test_reaper = 3;
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
+	flush_work(&td->vqs[TEST_REQ].done_work);
+	KUNIT_EXPECT_EQ(test, sq->test_reaper, 0U);
+	KUNIT_EXPECT_EQ(test, a->completed, 1U);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, inline_done), 1);
+	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, busy), 0);
+	sq->test_reaper = 0;
+}
+
+/*
  * A sync queue whose lock is taken (on SMP: another CPU
  * inside its kick) is never waited for. The submitter falls back to the
  * request queue (busy, fallback), and done_work leaves the reaping to
@@ -1589,6 +1611,7 @@ static struct kunit_case vfsync_engine_cases[] = {
 	KUNIT_CASE(vfsync_test_engine_deferred_by_kicker),
 	KUNIT_CASE(vfsync_test_engine_deferred_by_callback),
 	KUNIT_CASE(vfsync_test_engine_busy),
+	KUNIT_CASE(vfsync_test_engine_busy_reaper),
 	KUNIT_CASE(vfsync_test_engine_routing),
 	KUNIT_CASE(vfsync_test_engine_park),
 	KUNIT_CASE(vfsync_test_engine_repark_race),
