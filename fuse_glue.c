@@ -8,9 +8,9 @@
  * It calls down into the virtio side's API (virtio_fs_sync.h), which calls
  * back only through vfsync_fuse_buf_ops.
  *
- * Over 900 lines on purpose: it is the one object built against fuse_i.h
- * (with its own header probes), and everything that touches a fuse_req or
- * a fuse_conn must be in it; the rest of the driver never sees FUSE types.
+ * It is the one object built against fuse_i.h (with its own header
+ * probes), and everything that touches a fuse_req or a fuse_conn must be
+ * in it; the rest of the driver never sees FUSE types.
  */
 
 #include <linux/fs.h>

@@ -9,9 +9,8 @@
  * queues, sets each one up with vfsync_init_vq() and calls
  * vfsync_remove_queues() on removal.
  *
- * Over 900 lines on purpose: submission, completion and failure share the
- * per-queue lock and the buffer lifetime rules written here once; split,
- * each half would need the other's locking comments to be read right.
+ * Submission, completion and failure share the per-queue lock and the
+ * buffer lifetime rules written here once.
  */
 
 #include <linux/cpumask.h>

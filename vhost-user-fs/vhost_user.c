@@ -13,9 +13,8 @@
  * do not wait for each other. Another queue's first kick is answered at
  * once with a status saying that no later kick of it will be.
  *
- * Over 900 lines on purpose: one file per protocol, as libvhost-user has;
- * the message handlers share the device state and its locking, described
- * here once. The rings are vring.c's, the requests dispatch.c's.
+ * The message handlers share the device state and its locking,
+ * described here once. The rings are vring.c's, the requests dispatch.c's.
  */
 #define _GNU_SOURCE
 #include <errno.h>

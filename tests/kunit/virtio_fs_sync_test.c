@@ -9,9 +9,9 @@
  * Shapes with many CPUs are tested through CPU id lists, so they run on
  * uniprocessor UML as well.
  *
- * Over 900 lines on purpose: one KUnit module for the driver, so one
- * kunit.filter_glob runs all of it and the in-test device is shared by
- * the suites that drive the queue engine.
+ * One KUnit module for the driver, so one kunit.filter_glob runs all of
+ * it and the in-test device is shared by the suites that drive the queue
+ * engine.
  */
 
 #include <kunit/test.h>

@@ -10,9 +10,6 @@
  * child gets SIGALRM) or a leaked fd stays within its case.  One line per
  * case: "ok NAME", "not ok NAME: reason" or "skip NAME: reason", then
  * "N passed, N failed, N skipped".  Exit status 1 if anything failed.
- *
- * Over 900 lines on purpose: one static binary copied into minimal guests,
- * a list of small independent cases around one runner.
  */
 #define _GNU_SOURCE
 #include <dirent.h>

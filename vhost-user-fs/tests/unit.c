@@ -2,9 +2,6 @@
 /*
  * Host-only tests: the vring walker against rings built in anonymous
  * memory, and the FUSE server against a temporary directory.
- *
- * Over 900 lines on purpose: one binary of independent cases (the sandbox
- * and security cases among them) with one runner and one summary line.
  */
 #define _GNU_SOURCE
 #include <dirent.h>

@@ -6,9 +6,6 @@
  * can be checked on the host: when the acknowledgement of a sync queue's
  * kick arrives, the used entry must already be there. Then the same over
  * the project's per-queue kick channels (protocol feature 62).
- *
- * Over 900 lines on purpose: the test frontend (memory table, rings,
- * kicks) and the cases that need it, in one binary.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
