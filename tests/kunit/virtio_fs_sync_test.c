@@ -1437,6 +1437,16 @@ static void vfsync_test_engine_remove_late_irq(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, work_pending(&td->fs.fail_work));
 }
 
+/* The device holds @a on the request queue and @b on the sync queue */
+static void hold_two(struct kunit *test, struct test_dev *td,
+		     struct test_buf *a, struct test_buf *b)
+{
+	td->rings[TEST_REQ].mode = TEST_HOLD;
+	td->rings[TEST_SYNC].mode = TEST_HOLD;
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
+	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &b->buf), 0);
+}
+
 /*
  * After fail_work for a device that is gone: @a (request queue) and @b
  * (sync queue), which it held, ended with -ENOTCONN, the device is failed
@@ -1470,10 +1480,7 @@ static void vfsync_test_engine_all_broken(struct kunit *test)
 	struct test_buf *b = test_buf(test, TEST_SYNC_OK);
 	struct test_buf *c = test_buf(test, TEST_ASYNC);
 
-	td->rings[TEST_REQ].mode = TEST_HOLD;
-	td->rings[TEST_SYNC].mode = TEST_HOLD;
-	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
-	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &b->buf), 0);
+	hold_two(test, td, a, b);
 	KUNIT_EXPECT_EQ(test, a->completed + b->completed, 0U);
 
 	virtio_break_device(&td->vdev);
@@ -1493,10 +1500,7 @@ static void vfsync_test_engine_needs_reset(struct kunit *test)
 	struct test_buf *a = test_buf(test, TEST_ASYNC);
 	struct test_buf *b = test_buf(test, TEST_SYNC_OK);
 
-	td->rings[TEST_REQ].mode = TEST_HOLD;
-	td->rings[TEST_SYNC].mode = TEST_HOLD;
-	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
-	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &b->buf), 0);
+	hold_two(test, td, a, b);
 
 	vfsync_needs_reset(&td->fs);
 	expect_device_gone(test, td, a, b);
@@ -1514,10 +1518,7 @@ static void vfsync_test_engine_config_changed(struct kunit *test)
 	struct test_buf *a = test_buf(test, TEST_ASYNC);
 	struct test_buf *b = test_buf(test, TEST_SYNC_OK);
 
-	td->rings[TEST_REQ].mode = TEST_HOLD;
-	td->rings[TEST_SYNC].mode = TEST_HOLD;
-	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
-	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &b->buf), 0);
+	hold_two(test, td, a, b);
 
 	test_status_atomic = false;
 	test_status = VIRTIO_CONFIG_S_DRIVER_OK;

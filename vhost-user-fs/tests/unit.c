@@ -403,43 +403,31 @@ static void no_async_dio(struct options *o)
 	o->no_async_dio = true;
 }
 
-/* --no-async-dio takes FUSE_ASYNC_DIO, and only it, out of the grant */
-static void t_fuse_init_no_async_dio(void)
+/* The INIT flags granted to a kernel that asks for all of them, 0 on error */
+static uint32_t init_granted(void (*set)(struct options *), bool sync)
 {
 	struct fuse_init_in init = { .major = 7, .minor = 41, .flags = 0xffffffff };
 	struct fuse_init_out *o;
 	struct reply r;
-	uint32_t granted;
 
-	server_start(false, 64);
+	server_start_opts(false, 64, set);
+	fuse_server__set_sync(srv, sync);
 	r = req(FUSE_INIT, 0, &init, sizeof(init), NULL);
 	o = r.data;
-	CHECK(r.error == 0 && (o->flags & FUSE_ASYNC_DIO));
-	granted = r.error ? 0 : o->flags;
-	server_start_opts(false, 64, no_async_dio);
-	r = req(FUSE_INIT, 0, &init, sizeof(init), NULL);
-	o = r.data;
-	CHECK(r.error == 0 && o->flags == (granted & ~FUSE_ASYNC_DIO));
+	return r.error ? 0 : o->flags;
 }
 
-/* A frontend that accepted sync queues never gets FUSE_ASYNC_DIO either */
-static void t_fuse_init_sync_frontend(void)
+/*
+ * --no-async-dio, and a frontend that accepted sync queues, take
+ * FUSE_ASYNC_DIO, and only it, out of the grant.
+ */
+static void t_fuse_init_no_async_dio(void)
 {
-	struct fuse_init_in init = { .major = 7, .minor = 41, .flags = 0xffffffff };
-	struct fuse_init_out *o;
-	struct reply r;
-	uint32_t granted;
+	uint32_t granted = init_granted(NULL, false);
 
-	server_start(false, 64);
-	r = req(FUSE_INIT, 0, &init, sizeof(init), NULL);
-	o = r.data;
-	CHECK(r.error == 0 && (o->flags & FUSE_ASYNC_DIO));
-	granted = r.error ? 0 : o->flags;
-	server_start(false, 64);
-	fuse_server__set_sync(srv, true);
-	r = req(FUSE_INIT, 0, &init, sizeof(init), NULL);
-	o = r.data;
-	CHECK(r.error == 0 && o->flags == (granted & ~FUSE_ASYNC_DIO));
+	CHECK(granted & FUSE_ASYNC_DIO);
+	CHECK(init_granted(no_async_dio, false) == (granted & ~FUSE_ASYNC_DIO));
+	CHECK(init_granted(NULL, true) == (granted & ~FUSE_ASYNC_DIO));
 }
 
 static void t_fuse_malformed(void)
@@ -1722,8 +1710,7 @@ int main(int argc, char **argv)
 	   outside, share);
 	server_start(false, 64);
 	run("fuse: init", t_fuse_init);
-	run("fuse: init without FUSE_ASYNC_DIO", t_fuse_init_no_async_dio);
-	run("fuse: init of a sync frontend without FUSE_ASYNC_DIO", t_fuse_init_sync_frontend);
+	run("fuse: init without FUSE_ASYNC_DIO (option, sync frontend)", t_fuse_init_no_async_dio);
 	run("fuse: malformed requests", t_fuse_malformed);
 	run("fuse: .. at the root", t_fuse_dotdot_root);
 	run("fuse: symlinks out of the share", t_fuse_symlink_escape);
