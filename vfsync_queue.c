@@ -166,26 +166,13 @@ static bool vfsync_sync_kicking(struct vfsync_vq *fsvq)
 #endif
 
 /*
- * The lock of a sync queue for a submitter. A kicker holding it is inside
- * a host operation and is never waited for; a reaper (done_work) holds it
- * only to take buffers off the used ring, with preemption off on another
- * CPU, and is, for at most VFSYNC_REAPER_SPINS tries, after which the
- * request takes the interrupt-driven path as for a kicker.
+ * A sync submitter that finds the queue's lock taken: a kicker holding it
+ * is inside a host operation and is never waited for; a reaper (done_work)
+ * holds it only to take buffers off the used ring, with preemption off on
+ * another CPU, and is tried again, up to VFSYNC_REAPER_SPINS times, after
+ * which the request takes the interrupt-driven path as for a kicker.
  */
 #define VFSYNC_REAPER_SPINS	1000
-
-static bool vfsync_sync_lock_submit(struct vfsync_vq *fsvq)
-{
-	unsigned int spins = COMPAT_SYNC_WAIT_REAPER ? VFSYNC_REAPER_SPINS : 0;
-
-	while (!vfsync_sync_trylock(fsvq)) {
-		if (!spins || vfsync_sync_kicking(fsvq))
-			return false;
-		spins--;
-		cpu_relax();
-	}
-	return true;
-}
 
 /* A failed device's queues stay stopped: its rings are gone. */
 static void vfsync_set_connected(struct vfsync_dev *fs, bool connected)
@@ -672,6 +659,7 @@ static int vfsync_submit_sync(struct vfsync_dev *fs, struct vfsync_buf *buf)
 {
 	struct vfsync_vq *fsvq;
 	struct virtqueue *vq;
+	unsigned int spins;
 	LIST_HEAD(done);
 	int ret;
 
@@ -684,11 +672,15 @@ static int vfsync_submit_sync(struct vfsync_dev *fs, struct vfsync_buf *buf)
 		compat_sync_unpin_cpu();
 		return -EAGAIN;
 	}
-	if (!vfsync_sync_lock_submit(fsvq)) {
-		vfsync_count(fsvq, busy);
-		vfsync_count(fsvq, fallback);
-		compat_sync_unpin_cpu();
-		return -EAGAIN;
+	for (spins = COMPAT_SYNC_WAIT_REAPER ? VFSYNC_REAPER_SPINS : 0;
+	     !vfsync_sync_trylock(fsvq); spins--) {
+		if (!spins || vfsync_sync_kicking(fsvq)) {
+			vfsync_count(fsvq, busy);
+			vfsync_count(fsvq, fallback);
+			compat_sync_unpin_cpu();
+			return -EAGAIN;
+		}
+		cpu_relax();
 	}
 	if (!fsvq->connected) {
 		ret = -EAGAIN;
