@@ -51,7 +51,7 @@ struct fsq_stats {
 	uint64_t queued;	/* chains whose kick is known */
 	uint64_t queued_ns;	/* from the kick to the start of those chains */
 	/* sync chains completed late for the budget, by reason */
-	uint64_t defer_predicted, defer_watch, defer_budget;
+	uint64_t defer_predicted, defer_watch, defer_budget, defer_nowait;
 	uint64_t overrun;	/* chains run in the kick for longer than it */
 	uint64_t exit_max_us;	/* the longest kick, kick to answer */
 	uint64_t exit_hist[EXIT_BUCKETS];
@@ -180,13 +180,14 @@ static void exits_print(FILE *f, struct fsq_stats *s)
 			k++;
 		}
 	}
-	fprintf(f, " exits=%llu exit_p50_us=%llu exit_p99_us=%llu exit_p999_us=%llu exit_max_us=%llu defer_predicted=%llu defer_watch=%llu defer_budget=%llu overrun=%llu",
+	fprintf(f, " exits=%llu exit_p50_us=%llu exit_p99_us=%llu exit_p999_us=%llu exit_max_us=%llu defer_predicted=%llu defer_watch=%llu defer_budget=%llu defer_nowait=%llu overrun=%llu",
 		(unsigned long long)n, (unsigned long long)p[0],
 		(unsigned long long)p[1], (unsigned long long)p[2],
 		(unsigned long long)max,
 		(unsigned long long)STAT_GET(s->defer_predicted),
 		(unsigned long long)STAT_GET(s->defer_watch),
 		(unsigned long long)STAT_GET(s->defer_budget),
+		(unsigned long long)STAT_GET(s->defer_nowait),
 		(unsigned long long)STAT_GET(s->overrun));
 }
 
@@ -425,6 +426,8 @@ static uint32_t process_chain_timed(struct fs_dev *dev, struct fuse_ctx *ctx,
 	t0 = now_ns();
 	out_len = fuse_server__handle(dev->srv, ctx, in_len, e->wr_len, &error);
 	STAT_ADD(s->handler_ns, now_ns() - t0);
+	if (ctx->would_block)
+		return 0;
 
 	STAT_ADD(s->requests, 1);
 	STAT_ADD(s->bytes_in, in_len);
@@ -819,7 +822,18 @@ static void sync_process(struct fs_queue *q, struct fuse_ctx *ctx,
 				continue;
 			if (budget)
 				t0 = now_ns();
+			ctx->nowait = budget;
 			len = process_chain(dev, ctx, &e, s, &fault, kick_ns);
+			ctx->nowait = false;
+			/* its host work would wait: nothing done, run it late */
+			if (ctx->would_block) {
+				if (defer_locked(q, &e, kick_ns, false)) {
+					STAT_ADD(s->defer_nowait, 1);
+					continue;
+				}
+				len = process_chain(dev, ctx, &e, s, &fault,
+						    kick_ns);
+			}
 			/* a broken promise: watch its opcode for a while */
 			if (budget && (t1 = now_ns()) - t0 > budget)
 				overran(s, op, t1);

@@ -16,6 +16,7 @@ struct open_file {
 	unsigned int users;		/* requests using fd right now */
 	bool live;			/* not yet released */
 	bool is_dir;
+	unsigned int nowait_refused;	/* FILE_NOWAIT_* */
 	struct inode *ino;
 	uint32_t next_free;
 };
@@ -71,6 +72,7 @@ int file__new(struct file_table *ft, int fd, struct inode *ino, bool is_dir,
 	f->users = 0;
 	f->live = true;
 	f->is_dir = is_dir;
+	f->nowait_refused = 0;
 	f->ino = ino;
 	*fh = ((uint64_t)f->gen << 32) | idx;
 	pthread_mutex_unlock(&ft->lock);
@@ -100,6 +102,31 @@ int file__get(struct file_table *ft, uint64_t fh, bool want_dir)
 	}
 	pthread_mutex_unlock(&ft->lock);
 	return fd;
+}
+
+bool file__nowait_refused(struct file_table *ft, uint64_t fh,
+			  unsigned int what)
+{
+	struct open_file *f;
+	bool refused;
+
+	pthread_mutex_lock(&ft->lock);
+	f = file_find_locked(ft, fh);
+	refused = !f || (f->nowait_refused & what);
+	pthread_mutex_unlock(&ft->lock);
+	return refused;
+}
+
+void file__nowait_refuse(struct file_table *ft, uint64_t fh,
+			 unsigned int what)
+{
+	struct open_file *f;
+
+	pthread_mutex_lock(&ft->lock);
+	f = file_find_locked(ft, fh);
+	if (f)
+		f->nowait_refused |= what;
+	pthread_mutex_unlock(&ft->lock);
 }
 
 static void file_drop_locked(struct file_table *ft, uint32_t idx, int *fd,

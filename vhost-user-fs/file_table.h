@@ -38,6 +38,16 @@ int file__new(struct file_table *ft, int fd, struct inode *ino, bool is_dir,
  */
 int file__get(struct file_table *ft, uint64_t fh, bool want_dir);
 void file__put(struct file_table *ft, uint64_t fh);
+/*
+ * The RWF_NOWAIT calls a handle's file system refused (EOPNOTSUPP), not
+ * tried again on it.
+ */
+#define FILE_NOWAIT_READ	1u
+#define FILE_NOWAIT_WRITE	2u
+bool file__nowait_refused(struct file_table *ft, uint64_t fh,
+			  unsigned int what);
+void file__nowait_refuse(struct file_table *ft, uint64_t fh,
+			 unsigned int what);
 /* RELEASE/RELEASEDIR: 0 or -EBADF. */
 int file__release(struct file_table *ft, uint64_t fh, bool is_dir);
 

@@ -328,6 +328,7 @@ size_t fuse_server__handle(struct fuse_server *srv, struct fuse_ctx *ctx,
 	if (out_max > ctx->out_cap)
 		out_max = ctx->out_cap;
 	*error = 0;
+	ctx->would_block = false;
 	if (in_len < sizeof(*ih)) {
 		/* not even a unique to answer to */
 		*error = EINVAL;
@@ -350,6 +351,8 @@ size_t fuse_server__handle(struct fuse_server *srv, struct fuse_ctx *ctx,
 	r.out = ctx->out + sizeof(*oh);
 	r.out_max = out_max > sizeof(*oh) ? out_max - sizeof(*oh) : 0;
 	err = handle(&r, op);
+	if (ctx->would_block)
+		return 0;
 reply:
 	if (op && op->flags & OP_NO_REPLY)
 		return 0;

@@ -29,6 +29,15 @@ struct fuse_ctx {
 	size_t out_cap;
 	void *dirbuf;
 	size_t dirbuf_cap;
+	/*
+	 * Set by the caller: the request runs inside a sync exit. A handler
+	 * tries the non-blocking form of what it does (RWF_NOWAIT, an
+	 * O_NONBLOCK open); if that would wait, it does nothing and sets
+	 * would_block, and fuse_server__handle() makes no reply: the caller
+	 * runs the request again where it may wait.
+	 */
+	bool nowait;
+	bool would_block;
 };
 
 struct fuse_server *fuse_server__new(const struct options *opt);

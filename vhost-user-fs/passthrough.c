@@ -32,6 +32,7 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/vfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -224,6 +225,13 @@ static int with_open_file(struct req *r, uint64_t fh, bool is_dir,
 	err = fn(r, fd, in, data);
 	file__put(&r->srv->ft, fh);
 	return err;
+}
+
+/* A sync exit's handler found that it would wait: see struct fuse_ctx. */
+static int would_block(struct req *r)
+{
+	r->ctx->would_block = true;
+	return 0;
 }
 
 int op_lookup(struct req *r, struct inode *dir)
@@ -650,6 +658,7 @@ int op_open(struct req *r, struct inode *ino)
 	struct fuse_open_out *o = out_reserve(r, sizeof(*o));
 	uint64_t fh;
 	int flags, fd, err;
+	bool nb;
 
 	if (!in)
 		return -EINVAL;
@@ -668,12 +677,26 @@ int op_open(struct req *r, struct inode *ino)
 	flags = open_flags(r->srv, in->flags);
 	if (flags < 0)
 		return flags;
+	/*
+	 * Inside a sync exit an open that must break another's lease would
+	 * wait for its holder; with O_NONBLOCK it fails at once (the break
+	 * begun), and the flag is cleared again where the guest did not ask.
+	 */
+	nb = r->ctx->nowait && S_ISREG(inode__type(ino)) &&
+	     !(flags & O_NONBLOCK);
 	{
 		/* O_TRUNC truncates: killpriv as for SETATTR size */
 		bool dropped = (flags & O_TRUNC) && fsetid_drop();
 
-		fd = proc_open(r->srv, ino, flags);
+		fd = proc_open(r->srv, ino, flags | (nb ? O_NONBLOCK : 0));
 		fsetid_restore(dropped);
+	}
+	if (nb && fd == -EWOULDBLOCK)
+		return would_block(r);
+	if (nb && fd >= 0 && fcntl(fd, F_SETFL, flags)) {
+		err = -errno;
+		close(fd);
+		return err;
 	}
 	if (fd < 0)
 		return fd;
@@ -870,14 +893,39 @@ int op_tmpfile(struct req *r, struct inode *dir)
 	return 0;
 }
 
+/*
+ * Inside a sync exit a read is tried with RWF_NOWAIT: data not in the
+ * host's page cache would wait for its disk. A short result may be just
+ * what was cached, so it stands only where it ends at the end of the
+ * file. A file system without RWF_NOWAIT is read as usual, and the
+ * handle remembers it.
+ */
 static int read_fd(struct req *r, int fd, const void *arg, void *data)
 {
 	const struct fuse_read_in *in = arg;
 	size_t size = in->size < r->out_max ? in->size : r->out_max;
-	ssize_t n;
+	struct iovec iov = { r->out, size };
+	struct stat st;
+	ssize_t n = -1;
 
 	(void)data;
-	n = pread(fd, r->out, size, in->offset);
+	/* preadv2() takes offset -1 as "the file position" */
+	if (r->ctx->nowait && (off_t)in->offset >= 0 &&
+	    !file__nowait_refused(&r->srv->ft, in->fh, FILE_NOWAIT_READ)) {
+		n = preadv2(fd, &iov, 1, in->offset, RWF_NOWAIT);
+		if (n < 0 && errno == EAGAIN)
+			return would_block(r);
+		if (n < 0 && errno == EOPNOTSUPP)
+			file__nowait_refuse(&r->srv->ft, in->fh,
+					    FILE_NOWAIT_READ);
+		else if (n < 0)
+			return -errno;
+		if (n >= 0 && (size_t)n < size &&
+		    (fstat(fd, &st) || (off_t)in->offset + n < st.st_size))
+			return would_block(r);
+	}
+	if (n < 0)
+		n = pread(fd, r->out, size, in->offset);
 	if (n < 0)
 		return -errno;
 	r->out_len = n;
@@ -893,14 +941,37 @@ int op_read(struct req *r)
 	return with_open_file(r, in->fh, false, read_fd, in, NULL);
 }
 
+/*
+ * Inside a sync exit, RWF_NOWAIT first, as for a read. A write it began
+ * is finished here: on a file opened O_APPEND a second run would append
+ * twice.
+ */
 static int write_fd(struct req *r, int fd, const void *arg, void *data)
 {
 	const struct fuse_write_in *in = arg;
 	struct fuse_write_out *o = data;
+	struct iovec iov = { (void *)r->arg, in->size };
 	bool dropped = fsetid_drop_for(fd);
-	ssize_t n;
+	ssize_t n, m;
 
-	n = pwrite(fd, r->arg, in->size, in->offset);
+	if (r->ctx->nowait && (off_t)in->offset >= 0 &&
+	    !file__nowait_refused(&r->srv->ft, in->fh, FILE_NOWAIT_WRITE)) {
+		n = pwritev2(fd, &iov, 1, in->offset, RWF_NOWAIT);
+		if (n < 0 && errno == EAGAIN) {
+			fsetid_restore(dropped);
+			return would_block(r);
+		}
+		if (n < 0 && errno == EOPNOTSUPP) {
+			file__nowait_refuse(&r->srv->ft, in->fh,
+					    FILE_NOWAIT_WRITE);
+			n = pwrite(fd, r->arg, in->size, in->offset);
+		} else if (n >= 0 && n < in->size &&
+			 (m = pwrite(fd, r->arg + n, in->size - n,
+				     in->offset + n)) > 0)
+			n += m;
+	} else {
+		n = pwrite(fd, r->arg, in->size, in->offset);
+	}
 	if (n < 0)
 		n = -errno;
 	fsetid_restore(dropped);

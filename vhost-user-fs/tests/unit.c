@@ -32,8 +32,13 @@ static int passed, failed;
 const char *test_name;
 bool test_failed;
 
+/* VUFS_TEST_ONLY=TEXT: only the tests whose names contain TEXT */
 void test_run(const char *name, void (*fn)(void))
 {
+	const char *only = getenv("VUFS_TEST_ONLY");
+
+	if (only && !strstr(name, only))
+		return;
 	test_name = name;
 	test_failed = false;
 	fn();

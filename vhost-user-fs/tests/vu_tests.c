@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -2133,6 +2134,111 @@ static void t_budget_overrun(void)
 	CHECK(sync_stat(" exit_max_us=") >= 1000000);
 }
 
+/* Opens share/name on the sync queue: its fh, or 0 on failure. */
+static uint64_t open_sync(const char *name, uint32_t flags)
+{
+	struct fuse_open_in oi = { .flags = flags };
+	struct fuse_out_header *oh;
+	uint64_t ino;
+
+	if (lookup(1, name, &ino))
+		return 0;
+	oh = submit(2, FUSE_OPEN, ino, &oi, sizeof(oi), 256);
+	if (kick(2) || oh->error)
+		return 0;
+	return ((struct fuse_open_out *)(oh + 1))->fh;
+}
+
+/*
+ * An OPEN for writing of a file someone holds a read lease on: inside the
+ * kick it would wait for the holder to let go (O_NONBLOCK says so at once),
+ * so it completes late, once the holder has.
+ */
+static void t_budget_nowait_open(void)
+{
+	struct fuse_open_in oi = { .flags = O_WRONLY };
+	struct fuse_out_header *oh;
+	char path[400];
+	uint64_t ino;
+	struct vq v;
+	int fd;
+
+	budget_daemon("--workers=1");
+	CHECK(!test_failed);
+	v = vq_of(2);
+	snprintf(path, sizeof(path), "%s/leased", share);
+	fd = open(path, O_CREAT | O_RDONLY | O_CLOEXEC, 0644);
+	signal(SIGIO, SIG_IGN);
+	CHECK(fd >= 0 && fcntl(fd, F_SETLEASE, F_RDLCK) == 0);
+	*used_event(2) = 0x8000;
+	CHECK(lookup(1, "leased", &ino) == 0);
+	*used_event(2) = 1;
+	oh = submit(2, FUSE_OPEN, ino, &oi, sizeof(oi), 256);
+	CHECK(kick_ms(2) < 2 + KICK_SLACK_MS);
+	CHECK(__atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE) == 1);
+	CHECK(fcntl(fd, F_SETLEASE, F_UNLCK) == 0);
+	CHECK(pipe_has_call(2, 5000));
+	CHECK(__atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE) == 2);
+	CHECK(oh->error == 0 && oh->unique == unique - 1);
+	close(fd);
+	modes_exit(false);
+	CHECK(!test_failed);
+	CHECK(sync_stat(" defer_nowait=") == 1 && sync_stat(" late=") == 1);
+	CHECK(sync_stat(" inline=") == 1);
+}
+
+/*
+ * A READ of data not in the host's page cache would wait for its disk
+ * inside the kick: it completes late, with the file's bytes. Where the
+ * share's file system has no RWF_NOWAIT reads, it is read in the kick.
+ */
+static void t_budget_nowait_read(void)
+{
+	struct fuse_read_in ri = { .size = 4096 };
+	struct fuse_out_header *oh;
+	char path[400], data[65536], b;
+	bool nowait;
+	struct iovec iov = { &b, 1 };
+	uint16_t used;
+	struct vq v;
+	int fd;
+
+	budget_daemon("--workers=1");
+	CHECK(!test_failed);
+	v = vq_of(2);
+	memset(data, 'c', sizeof(data));
+	/* a cold probe file tells whether RWF_NOWAIT reads exist here */
+	snprintf(path, sizeof(path), "%s/probe", share);
+	fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+	CHECK(fd >= 0 && write(fd, data, sizeof(data)) == sizeof(data));
+	CHECK(fsync(fd) == 0 && !posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED));
+	nowait = preadv2(fd, &iov, 1, 0, RWF_NOWAIT) < 0 && errno == EAGAIN;
+	close(fd);
+	snprintf(path, sizeof(path), "%s/cold", share);
+	fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+	CHECK(fd >= 0 && write(fd, data, sizeof(data)) == sizeof(data));
+	CHECK(fsync(fd) == 0 && !posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED));
+	close(fd);
+	*used_event(2) = 0x8000;
+	ri.fh = open_sync("cold", O_RDONLY);
+	CHECK(ri.fh != 0);
+	used = __atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE);
+	*used_event(2) = used;
+	oh = submit(2, FUSE_READ, 0, &ri, sizeof(ri), 4096 + sizeof(*oh));
+	CHECK(kick_ms(2) < 2 + KICK_SLACK_MS);
+	if (nowait) {
+		CHECK(__atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE) == used);
+		CHECK(pipe_has_call(2, 5000));
+	}
+	CHECK(__atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE) == used + 1);
+	CHECK(oh->error == 0 && oh->len == sizeof(*oh) + 4096);
+	CHECK(!memcmp(oh + 1, data, 4096));
+	modes_exit(false);
+	CHECK(!test_failed);
+	CHECK(sync_stat(" defer_nowait=") == (nowait ? 1 : 0));
+	CHECK(sync_stat(" late=") == (nowait ? 1 : 0));
+}
+
 void vu_tests(const char *daemon)
 {
 	snprintf(daemon_path, sizeof(daemon_path), "%s", daemon);
@@ -2154,6 +2260,8 @@ void vu_tests(const char *daemon)
 	test_run("budget: a watched request past the budget completes late", t_budget_watch_late);
 	test_run("budget: a watched request done in time is inline", t_budget_watch_inline);
 	test_run("budget: an overrun, then late past the budget and watched", t_budget_overrun);
+	test_run("budget: an OPEN that breaks a lease completes late", t_budget_nowait_open);
+	test_run("budget: a READ of uncached data completes late", t_budget_nowait_read);
 	test_run("vhost-user: per-queue kick channels", t_kick_channel);
 	test_run("vhost-user: --no-kick-channel", t_no_kick_channel);
 	test_run("vhost-user: --pin-sync and --pin-workers, read back", t_pinning);
