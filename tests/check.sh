@@ -167,6 +167,9 @@ t uml:two-drivers two_drivers
 t uml:exit-budget exit_budget uml:exit-budget 2000
 t uml:exit-budget-none exit_budget uml:exit-budget-none 0
 t uml-7.3:exit-budget-copy exit_budget uml-7.3:exit-budget-copy 2000 copy -- --kernel 7.3 --cpus 2
+# an OPEN that breaks a host lease and a READ of data the host has not
+# cached: tried without waiting inside the kick, then completed late
+t uml:exit-budget-nowait exit_budget_nowait uml:exit-budget-nowait 2000
 
 t uml:two-devices-unbind-share1 two_devices_unbind uml:two-devices-unbind-share1 share1 share --driver ours
 t uml:two-devices-unbind-share two_devices_unbind uml:two-devices-unbind-share share share1 --driver ours

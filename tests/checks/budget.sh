@@ -81,3 +81,55 @@ exit_budget() {
 		{ echo "FAIL: an exit took $longest us, budget $budget us + $budget_margin_us us"; return 1; }
 	echo "longest exit ${longest} us, budget ${budget} us" >"$logs/$name.note"
 }
+
+# exit_budget_nowait NAME BUDGET_US -- RUNNER-ARGS...: tests/vm/scenarios/
+# exit-budget nowait, its device keeping a budget of BUDGET_US and
+# watching nothing, so that only a non-blocking form keeps an exit short:
+# the OPEN that breaks tests/vm/lease-holder.py's lease and a READ of data
+# not in the host's page cache were tried inside their kicks, found to
+# wait, and completed late (defer_nowait); the lease was broken; no exit
+# outlasted the budget by more than budget_margin_us.
+exit_budget_nowait() {
+	local name=$1 budget=$2 res tmp rc=0 holder longest nowait
+	shift 2
+	[ "${1:-}" = -- ] && shift
+	res=$logs/$name.results
+	tmp=$(mktemp -d)
+	mkdir "$tmp/share"
+	: >"$tmp/share/leased"
+	python3 -c 'import sys; sys.stdout.buffer.write(b"c" * 1048576)' >"$tmp/share/cold"
+	sync "$tmp/share/cold"
+	python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$tmp/share/cold"
+	python3 "$repo/tests/vm/lease-holder.py" "$tmp/share/leased" "$tmp/ready" >"$tmp/holder" 2>&1 &
+	holder=$!
+	while [ ! -e "$tmp/ready" ] && kill -0 $holder 2>/dev/null; do
+		sleep 0.1
+	done
+	if [ ! -e "$tmp/ready" ]; then
+		cat "$tmp/holder"
+		rm -rf "$tmp"
+		echo "FAIL: no read lease on $tmp/share/leased"
+		return 1
+	fi
+	"$repo/tests/vm/run" --results "$res" --share "$tmp/share" --driver ours --sync on \
+		--dev-opts "--sync-budget-us=$budget --sync-watch=never --trace-file=$tmp/trace" \
+		"$@" -- "$repo/tests/vm/scenarios/exit-budget" 1 nowait || rc=1
+	kill $holder 2>/dev/null
+	wait $holder 2>/dev/null
+	cp "$tmp/trace" "$res/trace" 2>/dev/null
+	grep -q '^broken$' "$tmp/holder" || { echo "FAIL: the lease was never broken"; rc=1; }
+	rm -rf "$tmp"
+	[ $rc = 0 ] || return 1
+	grep 'type=sync' "$res/dev-stats" | tr ' ' '\n' | grep -E '^(queue=|inline=|late=|exit|defer|overrun)' | tr '\n' ' '
+	echo
+	for op in 14 15; do
+		echo "opcode $op on: $(opcode_types "$res/trace" "$op")"
+	done
+	longest=$(counter_max "$res/dev-stats" 'type=sync' exit_max_us)
+	nowait=$(counter_sum "$res/dev-stats" 'type=sync' defer_nowait)
+	[ "$nowait" -ge 2 ] ||
+		{ echo "FAIL: defer_nowait=$nowait: the OPEN and the READ were not both completed late"; return 1; }
+	[ "$longest" -le $((budget + budget_margin_us)) ] ||
+		{ echo "FAIL: an exit took $longest us, budget $budget us + $budget_margin_us us"; return 1; }
+	echo "longest exit ${longest} us, budget ${budget} us, ${nowait} would have waited" >"$logs/$name.note"
+}
