@@ -34,8 +34,9 @@ def rows(logs):
         yield (name, budget[0] if budget else "-", counters.total(qs, "exits"),
                busiest["exit_p50_us"], busiest["exit_p99_us"], busiest["exit_p999_us"],
                max(q["exit_max_us"] for q in qs),
-               "%d / %d / %d" % tuple(counters.total(qs, k) for k in
-                                      ("defer_predicted", "defer_watch", "defer_budget")),
+               "%d / %d / %d / %d" % tuple(counters.total(qs, k) for k in
+                                           ("defer_predicted", "defer_watch", "defer_budget",
+                                            "defer_nowait")),
                counters.total(qs, "overrun"))
 
 
@@ -44,7 +45,7 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     print("| run | budget, us | exits | p50, us | p99, us | p99.9, us | max, us "
-          "| late: predicted / watched / budget | overrun |")
+          "| late: predicted / watched / budget / would wait | overrun |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for logs in argv[1:]:
         for r in rows(logs):

@@ -136,12 +136,13 @@ class CostSections:
           "are the busiest sync queue's (the tops of their histogram buckets, about 6 % wide), "
           "*max* the longest over every sync queue; each the median over the boots (min–max), "
           "in us. *late* sums what the budget completed after the kick, by reason "
-          "(predicted / watched / budget spent), and *overrun* the requests that ran past "
+          "(predicted / watched / budget spent / tried without waiting and would have "
+          "waited), and *overrun* the requests that ran past "
           "the budget inside a kick, over the boots. *budget* is the device's `budget_us` "
           "(0: none).")
         p("")
         p("| config | boots | budget, us | exits per boot | p50 | p99 | p99.9 | max "
-          "| late: predicted / watched / budget | overrun |")
+          "| late: predicted / watched / budget / would wait | overrun |")
         p("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for kind in ("main", "floor", "probe", "smp", "qemu"):
             for c in self.groups[KIND_GROUP.get(kind, "uml")]:
@@ -149,7 +150,8 @@ class CostSections:
                 if not rs:
                     continue
                 per, budgets = [], set()
-                late = {"defer_predicted": 0, "defer_watch": 0, "defer_budget": 0, "overrun": 0}
+                late = {"defer_predicted": 0, "defer_watch": 0, "defer_budget": 0, "defer_nowait": 0,
+                        "overrun": 0}
                 for r in rs:
                     qs = [q for q in r["dev_stats"] if q.get("type") == "sync" and "exits" in q]
                     budgets.update(q["budget_us"] for q in r["dev_stats"] if "budget_us" in q)
@@ -166,9 +168,10 @@ class CostSections:
                 if not per:
                     continue
                 cols = [cell(stats3([x[k] for x in per])) for k in ("exits", "p50", "p99", "p999", "max")]
-                p("| %s | %d | %s | %s | %d / %d / %d | %d |" % (
+                p("| %s | %d | %s | %s | %d / %d / %d / %d | %d |" % (
                     c, len(per), ", ".join(str(b) for b in sorted(budgets)) or "-", " | ".join(cols),
-                    late["defer_predicted"], late["defer_watch"], late["defer_budget"], late["overrun"]))
+                    late["defer_predicted"], late["defer_watch"], late["defer_budget"],
+                    late["defer_nowait"], late["overrun"]))
         p("")
 
     # ---------------------------------------------------------- kick floor

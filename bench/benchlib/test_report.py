@@ -215,7 +215,8 @@ class ExitTimes(unittest.TestCase):
                 {"budget_us": 2000, "watch": "auto-off"},
                 {"queue": 2, "type": "sync", "requests": 100, "exits": 100, "exit_p50_us": 10 + i,
                  "exit_p99_us": 500, "exit_p999_us": 900, "exit_max_us": 1500 + i,
-                 "defer_predicted": 3, "defer_watch": 1, "defer_budget": 0, "overrun": i},
+                 "defer_predicted": 3, "defer_watch": 1, "defer_budget": 0, "defer_nowait": 2,
+                 "overrun": i},
                 {"queue": 3, "type": "sync", "requests": 5, "exits": 5, "exit_p50_us": 99,
                  "exit_p99_us": 99, "exit_p999_us": 99, "exit_max_us": 3000,
                  "defer_predicted": 0, "defer_watch": 0, "defer_budget": 1, "overrun": 0}]
@@ -227,7 +228,7 @@ class ExitTimes(unittest.TestCase):
         self.assertTrue(cols[3].startswith("105 "))  # exits per boot, both queues
         self.assertTrue(cols[4].startswith("10.5"))  # the busiest queue's p50, median of 10, 11
         self.assertTrue(cols[7].startswith("3,000 "))  # the longest over every queue
-        self.assertEqual(cols[8], "6 / 2 / 2")
+        self.assertEqual(cols[8], "6 / 2 / 2 / 4")
         self.assertEqual(cols[9], "1")
         self.assertNotIn("## Exit times", rendered(data()))
 
