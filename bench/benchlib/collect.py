@@ -226,6 +226,10 @@ def interleave(raw):
             "lines": lines, "guest_log_tail": other[-20:],
             "guest_status": int(st) if st and st.strip().isdigit() else None,
             "driver_stats": counters.driver_rows(read(os.path.join(d, "driver-stats"), "") or ""),
+            # each side's device: A serves the first share, B the second
+            "dev_stats": {"a": counters.kv_rows(read(os.path.join(d, "dev-stats"), "") or ""),
+                          "b": counters.kv_rows(read(os.path.join(d, "dev-stats.share1"), "")
+                                                or "")},
             "timer_lost": timer_lost(read(os.path.join(d, "console"), "") or "")}
     return out
 

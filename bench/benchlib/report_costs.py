@@ -4,7 +4,7 @@ counters, the device's timing, the host's costs, the kick floor and the perf
 breakdown. A part of report.Report (report.py), which holds the rendering's
 state."""
 
-from benchlib import configs, counters, metrics
+from benchlib import configs, counters, interleave, metrics
 from benchlib.report_common import KIND_GROUP, boot_workloads, breakdown_module, breakdown_split
 from benchlib.stats import cell, fmt, stats3
 
@@ -119,15 +119,32 @@ class CostSections:
                     p("| %s | %s | %s | %s | %s |" % (c, n, wl, qtype, " | ".join(cols)))
         p("")
 
+    def exit_time_groups(self):
+        """(label, [a boot's device stats rows, ...]) per configuration with
+        a sync queue's exit times: the A/B boots by kind and configuration,
+        then each side of each interleaved pair (one boot)."""
+        groups = []
+        for kind in ("main", "floor", "probe", "smp", "qemu"):
+            for c in self.groups[KIND_GROUP.get(kind, "uml")]:
+                groups.append((c, [r["dev_stats"] for r in self.runs
+                                   if r["rc"] == 0 and r["kind"] == kind and r["config"] == c
+                                   and r.get("dev_stats")]))
+        for name, pr in sorted(((self.data.get("interleave") or {}).get("pairs") or {}).items()):
+            _, b, a, _ = interleave.pair(name)
+            for side, c in (("a", a), ("b", b)):
+                st = (pr.get("dev_stats") or {}).get(side)
+                groups.append(("%s, %s: %s" % (name, side.upper(), c), [st] if st else []))
+        return [(c, boots) for c, boots in groups
+                if any("exit_max_us" in q for st in boots for q in st)]
+
     def exit_times_section(self):
         """The device's exit times per configuration: how long each sync
         kick held its vCPU, from the device's per-queue histogram (the
         `exit_*` fields of a sync queue's stats line), and what its budget
         completed late."""
         p = self.p
-        have = [r for r in self.runs if r["rc"] == 0
-                and any("exit_max_us" in q for q in r.get("dev_stats") or [])]
-        if not have:
+        groups = self.exit_time_groups()
+        if not groups:
             return
         p("## Exit times: how long a sync kick held its vCPU")
         p("")
@@ -139,39 +156,36 @@ class CostSections:
           "(predicted / watched / budget spent / tried without waiting and would have "
           "waited), and *overrun* the requests that ran past "
           "the budget inside a kick, over the boots. *budget* is the device's `budget_us` "
-          "(0: none).")
+          "(0: none). An interleaved pair's side is its one boot's device, over all its "
+          "blocks.")
         p("")
         p("| config | boots | budget, us | exits per boot | p50 | p99 | p99.9 | max "
           "| late: predicted / watched / budget / would wait | overrun |")
         p("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-        for kind in ("main", "floor", "probe", "smp", "qemu"):
-            for c in self.groups[KIND_GROUP.get(kind, "uml")]:
-                rs = [r for r in have if r["kind"] == kind and r["config"] == c]
-                if not rs:
+        for c, boots in groups:
+            per, budgets = [], set()
+            late = {"defer_predicted": 0, "defer_watch": 0, "defer_budget": 0, "defer_nowait": 0,
+                    "overrun": 0}
+            for st in boots:
+                qs = [q for q in st if q.get("type") == "sync" and "exits" in q]
+                budgets.update(q["budget_us"] for q in st if "budget_us" in q)
+                if not qs:
                     continue
-                per, budgets = [], set()
-                late = {"defer_predicted": 0, "defer_watch": 0, "defer_budget": 0, "defer_nowait": 0,
-                        "overrun": 0}
-                for r in rs:
-                    qs = [q for q in r["dev_stats"] if q.get("type") == "sync" and "exits" in q]
-                    budgets.update(q["budget_us"] for q in r["dev_stats"] if "budget_us" in q)
-                    if not qs:
-                        continue
-                    busiest = max(qs, key=lambda q: q.get("exits", 0))
-                    per.append({"exits": counters.total(qs, "exits"),
-                                "p50": busiest.get("exit_p50_us", 0),
-                                "p99": busiest.get("exit_p99_us", 0),
-                                "p999": busiest.get("exit_p999_us", 0),
-                                "max": max(q.get("exit_max_us", 0) for q in qs)})
-                    for k in late:
-                        late[k] += counters.total(qs, k)
-                if not per:
-                    continue
-                cols = [cell(stats3([x[k] for x in per])) for k in ("exits", "p50", "p99", "p999", "max")]
-                p("| %s | %d | %s | %s | %d / %d / %d / %d | %d |" % (
-                    c, len(per), ", ".join(str(b) for b in sorted(budgets)) or "-", " | ".join(cols),
-                    late["defer_predicted"], late["defer_watch"], late["defer_budget"],
-                    late["defer_nowait"], late["overrun"]))
+                busiest = max(qs, key=lambda q: q.get("exits", 0))
+                per.append({"exits": counters.total(qs, "exits"),
+                            "p50": busiest.get("exit_p50_us", 0),
+                            "p99": busiest.get("exit_p99_us", 0),
+                            "p999": busiest.get("exit_p999_us", 0),
+                            "max": max(q.get("exit_max_us", 0) for q in qs)})
+                for k in late:
+                    late[k] += counters.total(qs, k)
+            if not per:
+                continue
+            cols = [cell(stats3([x[k] for x in per])) for k in ("exits", "p50", "p99", "p999", "max")]
+            p("| %s | %d | %s | %s | %d / %d / %d / %d | %d |" % (
+                c, len(per), ", ".join(str(b) for b in sorted(budgets)) or "-", " | ".join(cols),
+                late["defer_predicted"], late["defer_watch"], late["defer_budget"],
+                late["defer_nowait"], late["overrun"]))
         p("")
 
     # ---------------------------------------------------------- kick floor

@@ -232,6 +232,26 @@ class ExitTimes(unittest.TestCase):
         self.assertEqual(cols[9], "1")
         self.assertNotIn("## Exit times", rendered(data()))
 
+    def test_exit_histogram_of_an_interleaved_pair(self):
+        d = data()
+        sync = {"queue": 2, "type": "sync", "requests": 10, "exits": 12, "exit_p50_us": 3,
+                "exit_p99_us": 40, "exit_p999_us": 70, "exit_max_us": 9000,
+                "defer_predicted": 5, "defer_watch": 0, "defer_budget": 1, "defer_nowait": 2,
+                "overrun": 1}
+        d["interleave"] = {"status": "run", "pairs": {"sync-vs-intree": {
+            "lines": [], "guest_status": 0, "driver_stats": [], "timer_lost": 0,
+            "dev_stats": {"a": [{"budget_us": 2000}, {"queue": 1, "type": "request"}],
+                          "b": [{"budget_us": 2000}, sync]}}}}
+        text = rendered(d)
+        row = [ln for ln in text.splitlines() if ln.startswith("| sync-vs-intree, B: ours-sync |")]
+        self.assertEqual(len(row), 1, text)
+        cols = [c.strip() for c in row[0].split("|")[1:-1]]
+        self.assertEqual(cols[1:3], ["1", "2000"])
+        self.assertTrue(cols[7].startswith("9,000"))
+        self.assertEqual(cols[8], "5 / 0 / 1 / 2")
+        # the in-tree side has no sync queue: no row
+        self.assertNotIn("| sync-vs-intree, A: intree |", text)
+
 
 class Breakdown(unittest.TestCase):
     def render(self, bd):
