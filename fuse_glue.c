@@ -43,22 +43,6 @@ MODULE_PARM_DESC(sync_max_bytes,
 		 "Largest request, in + out bytes including FUSE headers, sent on a sync queue (default: 1052672)");
 
 /*
- * Background requests (readahead, writeback, asynchronous I/O) are
- * sent under fc->bg_lock, where nothing may be held for a host operation
- * or ended. With a limit set, those up to it (in + out bytes with headers,
- * and at most sync_max_bytes) are kicked on a sync queue by a work item of
- * the submitting CPU (vfsync_submit()); larger ones, readahead windows
- * beyond a few pages among them, keep the interrupt-driven queues and
- * their overlap with the reader. 0, the default: no background request
- * takes a sync queue (20480, four pages, did not win on every row:
- * bench/results/2026-12-01-bgsync.md).
- */
-static unsigned int vfsync_bg_max_bytes;
-module_param_named(sync_background_max_bytes, vfsync_bg_max_bytes, uint, 0644);
-MODULE_PARM_DESC(sync_background_max_bytes,
-		 "Largest background request sent on a sync queue from a work item, 0: none (default: 0)");
-
-/*
  * How long a FORGET may wait for others to share its hiprio message: the
  * device keeps the inode meanwhile. Capped at VFSYNC_FORGET_DELAY_MAX_MS.
  */
@@ -151,25 +135,24 @@ static DEFINE_SPINLOCK(vfsync_fuse_end_lock);
 
 /*
  * Which requests may hold a vCPU in a VM exit. Never one that no task
- * waits for (hiprio, or a background request with a host that keeps a
- * budget), one that may block on the host without bound whatever the
- * host promises (SETLKW, POLL, IOCTL), one that ends or changes the
- * session or the guest's memory map (INIT, DESTROY, DAX's SETUPMAPPING
- * and REMOVEMAPPING: a VMM may have to stop every vCPU to remap), nor an
+ * waits for (hiprio; a background request, which the FUSE core submits
+ * under fc->bg_lock, where nothing may wait for a host operation), one
+ * that may block on the host without bound whatever the host promises
+ * (SETLKW, POLL, IOCTL), one that ends or changes the session or the
+ * guest's memory map (INIT, DESTROY, DAX's SETUPMAPPING and
+ * REMOVEMAPPING: a VMM may have to stop every vCPU to remap), nor an
  * opcode the driver does not know.
  *
  * A host that keeps each sync exit within a time budget (@budget,
  * VIRTIO_FS_F_SYNC_BUDGET) defers on its own what it cannot finish in
  * time: every other request goes. Without that promise only requests
- * whose host time follows from their size go, up to @max_bytes; a
- * background request (the FUSE core submits it under fc->bg_lock) is
- * kicked by a work item instead (vfsync_defer_work()) and has the lower
- * limit @bg_max_bytes. Every request is larger than 0 bytes: a 0 limit
- * admits none.
+ * whose host time follows from their size go, up to @max_bytes.
  */
 bool vfsync_sync_eligible(u32 opcode, bool background, bool budget,
-			  size_t bytes, size_t max_bytes, size_t bg_max_bytes)
+			  size_t bytes, size_t max_bytes)
 {
+	if (background)
+		return false;
 	switch (opcode) {
 	case FUSE_LOOKUP:
 	case FUSE_GETATTR:
@@ -220,11 +203,7 @@ bool vfsync_sync_eligible(u32 opcode, bool background, bool budget,
 		return false;
 	}
 
-	if (budget)
-		return !background;
-	if (background)
-		max_bytes = min(max_bytes, bg_max_bytes);
-	return bytes <= max_bytes;
+	return budget || bytes <= max_bytes;
 }
 EXPORT_SYMBOL_IF_KUNIT(vfsync_sync_eligible);
 
@@ -421,11 +400,9 @@ static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req,
 	ctx->buf.in_sgs = in_sgs;
 	ctx->buf.out_bytes = sizeof(req->in.h) + in_len + in_pg_bytes;
 	ctx->buf.in_bytes = reply ? oh_len + out_len + out_pg_bytes : 0;
-	ctx->buf.defer = bg;
 	ctx->buf.sync = vfsync_sync_eligible(req->in.h.opcode, bg, budget,
 					     (size_t)ctx->buf.out_bytes + ctx->buf.in_bytes,
-					     READ_ONCE(vfsync_max_bytes),
-					     READ_ONCE(vfsync_bg_max_bytes)) &&
+					     READ_ONCE(vfsync_max_bytes)) &&
 			(budget ||
 			 !vfsync_long_request(req->in.h.opcode,
 					      num_in ? args->in_args[0].value : NULL,

@@ -32,7 +32,7 @@ struct vfsync_forget_msg {
 };
 
 bool vfsync_sync_eligible(u32 opcode, bool background, bool budget,
-			  size_t bytes, size_t max_bytes, size_t bg_max_bytes);
+			  size_t bytes, size_t max_bytes);
 bool vfsync_long_request(u32 opcode, const void *arg, size_t len);
 int vfsync_check_reply(const struct fuse_out_header *oh, u64 unique,
 		       unsigned int used_len, unsigned int offered_len,

@@ -30,11 +30,10 @@
 #define VFSYNC_REMOVE_GRACE	(5 * HZ)
 
 /*
- * Every work item of the driver: completions, retries, deferred sync
- * kicks, fail_work. A file system's requests end there, so it must make
- * progress under memory pressure (WQ_MEM_RECLAIM: a rescuer); WQ_HIGHPRI
- * for the deferred kicks; per CPU, so that a deferred kick uses the sync
- * queue of the CPU that submitted it.
+ * Every work item of the driver: completions, retries, fail_work. A file
+ * system's requests end there, so it must make progress under memory
+ * pressure (WQ_MEM_RECLAIM: a rescuer); WQ_HIGHPRI since a task waits on
+ * each completion it ends.
  */
 static struct workqueue_struct *vfsync_wq;
 
@@ -707,8 +706,6 @@ static int vfsync_submit_sync(struct vfsync_dev *fs, struct vfsync_buf *buf)
 	vfsync_inc_in_flight(fsvq);
 	fsvq->outstanding++;
 	vfsync_count(fsvq, submitted);
-	if (buf->defer)
-		vfsync_count(fsvq, background);
 
 	/*
 	 * No interrupt for what completes inside the kick, even while an
@@ -742,68 +739,11 @@ out_unlock:
 }
 
 /*
- * A deferred sync request (->defer): kick the sync queue of the CPU this
- * work runs on (the submitter's, unless that one went offline meanwhile;
- * vfsync_submit_sync() picks the queue with preemption disabled) and end
- * what it reaps here, without the submitter's locks. A busy or stopped
- * sync queue sends it to a request queue, as vfsync_submit() does; a
- * stopped request queue fails it. Only then is the deferral's count on
- * @held dropped, the last touch of @held.
- */
-static void vfsync_defer_work(struct work_struct *work)
-{
-	struct vfsync_buf *buf = container_of(work, struct vfsync_buf,
-					      defer_work);
-	struct vfsync_vq *held = buf->fsvq;
-	struct vfsync_dev *fs = held->fs;
-	int ret;
-
-	ret = vfsync_submit_sync(fs, buf);
-	if (ret == -EAGAIN)
-		ret = vfsync_enqueue(&fs->vqs[fs->req_map[raw_smp_processor_id()]],
-				     buf);
-	if (ret) {
-		pr_err_ratelimited("sending a deferred request failed: %d\n",
-				   ret);
-		buf->ops->fail(buf, ret);
-	}
-	vfsync_dec_in_flight(held);
-}
-
-/*
- * Hand a deferred sync request to defer_work on this CPU (vfsync_wq is per
- * CPU; a CPU going offline hands its pending work to another). Until
- * defer_work has sent it on, it counts as in flight on the request queue it
- * would take otherwise, @fsvq, taken under the lock that stopping the queue
- * takes: a disconnect or removal that stopped the queue waits for it in
- * its drain, and defer_work then finds the queues stopped and fails it.
- */
-static int vfsync_defer(struct vfsync_dev *fs, struct vfsync_buf *buf)
-{
-	struct vfsync_vq *fsvq = &fs->vqs[fs->req_map[raw_smp_processor_id()]];
-	bool connected;
-
-	spin_lock(&fsvq->lock);
-	connected = fsvq->connected;
-	if (connected)
-		vfsync_inc_in_flight(fsvq);
-	spin_unlock(&fsvq->lock);
-	if (!connected)
-		return -ENOTCONN;
-
-	buf->fsvq = fsvq;
-	INIT_WORK(&buf->defer_work, vfsync_defer_work);
-	vfsync_queue_work(&buf->defer_work);
-	return 0;
-}
-
-/*
  * Send a request. Called from the FUSE side's submission hook, possibly
- * under its locks (fc->bg_lock for background requests): never sleeps and
- * never ends a request. A sync request marked ->defer (its submitter may
- * hold such locks) is kicked by a work item instead. Returns 0 when the
- * buffer is on a queue (or parked for a retry, or deferred), else an error
- * and the caller still owns @buf.
+ * under its locks (fc->bg_lock for background requests, which are never
+ * ->sync): never sleeps and never ends a request. Returns 0 when the
+ * buffer is on a queue (or parked for a retry), else an error and the
+ * caller still owns @buf.
  */
 int vfsync_submit(struct vfsync_dev *fs, struct vfsync_buf *buf)
 {
@@ -813,8 +753,6 @@ int vfsync_submit(struct vfsync_dev *fs, struct vfsync_buf *buf)
 	/* Without indirect descriptors a buffer needs a ring slot per entry */
 	if (buf->sync && fs->num_sync_queues &&
 	    buf->out_sgs + buf->in_sgs <= fs->sync_queue_size) {
-		if (buf->defer)
-			return vfsync_defer(fs, buf);
 		ret = vfsync_submit_sync(fs, buf);
 		if (ret != -EAGAIN)
 			return ret;
@@ -1067,6 +1005,11 @@ void vfsync_init_vq(struct vfsync_dev *fs, struct vfsync_vq *fsvq,
 		break;
 	case VFSYNC_KIND_SYNC:
 		INIT_WORK(&fsvq->done_work, vfsync_sync_done_work);
+		/*
+		 * Never queued (a sync queue parks nothing: a buffer without
+		 * room takes a request queue); initialised so that stopping
+		 * and removal flush every queue alike.
+		 */
 		INIT_WORK(&fsvq->dispatch_work, vfsync_request_dispatch_work);
 		break;
 	}

@@ -27,9 +27,8 @@ int vfsync_stats_line(char *buf, size_t size, const char *name,
 		      const struct vfsync_stats *st)
 {
 	return scnprintf(buf, size,
-			 "%s submitted=%llu bg=%llu inline=%llu deferred=%llu fallback=%llu full=%llu bad_reply=%llu busy=%llu demoted=%llu\n",
+			 "%s submitted=%llu inline=%llu deferred=%llu fallback=%llu full=%llu bad_reply=%llu busy=%llu demoted=%llu\n",
 			 name, (u64)atomic64_read(&st->submitted),
-			 (u64)atomic64_read(&st->background),
 			 (u64)atomic64_read(&st->inline_done),
 			 (u64)atomic64_read(&st->deferred),
 			 (u64)atomic64_read(&st->fallback),

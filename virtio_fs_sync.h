@@ -26,7 +26,7 @@ struct virtqueue;
 
 #define VFSYNC_VQ_NAME_LEN	24
 /* Longest line of the stats files, the name and every counter at U64_MAX */
-#define VFSYNC_STATS_LINE	288
+#define VFSYNC_STATS_LINE	264
 
 /* Queue numbering of the device: hiprio, R request queues, S sync queues. */
 #define VFSYNC_VQ_HIPRIO	0
@@ -47,7 +47,6 @@ enum vfsync_vq_kind {
  */
 struct vfsync_stats {
 	atomic64_t submitted;	/* buffers added to this queue */
-	atomic64_t background;	/* sync: of submitted, sent from a work item */
 	atomic64_t inline_done;	/* sync: the kicker's own buffer, right after its kick */
 	atomic64_t deferred;	/* sync: any other buffer reaped from the queue */
 	atomic64_t fallback;	/* sync: eligible but sent to a request queue */
@@ -245,17 +244,13 @@ struct vfsync_buf {
 	unsigned int used_len;		/* from the used ring */
 	/* Instead of a reply: taken back from a device that went away */
 	int error;
-	/* The upper layer's verdict: may hold a vCPU for the host's work */
-	bool sync;
 	/*
-	 * With ->sync: the submitter may hold locks under which nothing may
-	 * be ended or held for a host operation (a background request, under
-	 * fc->bg_lock): the kick is made from defer_work instead.
+	 * The upper layer's verdict: may hold a vCPU for the host's work
+	 * (and its submitter holds no lock under which that is forbidden)
 	 */
-	bool defer;
+	bool sync;
 	bool may_block;			/* must not be ended in done_work */
 	struct work_struct work;
-	struct work_struct defer_work;	/* ->defer: submits it, then ->fsvq */
 };
 
 /* Configuration as read from the device, after sanity checks. */
@@ -294,8 +289,8 @@ void vfsync_stop_hiprio(struct vfsync_dev *fs);
 void vfsync_disconnect(struct vfsync_dev *fs);
 
 /*
- * Send @buf (ops, sgs, byte counts, ->sync, ->defer and ->may_block filled
- * in). Never sleeps. 0: on a queue or parked for a retry, its ops will run;
+ * Send @buf (ops, sgs, byte counts, ->sync and ->may_block filled in).
+ * Never sleeps. 0: on a queue or parked for a retry, its ops will run;
  * else an error and the caller still owns @buf.
  */
 int vfsync_submit(struct vfsync_dev *fs, struct vfsync_buf *buf);

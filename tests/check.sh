@@ -130,16 +130,13 @@ t uml:forget-batch forget_batch uml:forget-batch 400
 t uml:forget-batch-1 forget_batch uml:forget-batch-1 400 --batch 1
 
 # a task's O_DIRECT I/O completes inside the kick (FUSE_ASYNC_DIO not
-# offered); its cold page-cache reads are readahead (FUSE_ASYNC_READ): with
-# sync_background_max_bytes set a 4 KiB one on a sync queue from a work
-# item, 256 KiB ones interrupt-driven; by default (0) all interrupt-driven.
-# A device that keeps a budget gets no background request on a sync queue:
-# the parameter is tried against one that keeps none.
+# offered), with a device that keeps a budget and one that does not; its
+# cold page-cache reads are readahead (FUSE_ASYNC_READ), background
+# requests, interrupt-driven.
 t uml:direct-io-sync "$repo/tests/vm/run" --results "$logs/uml:direct-io-sync.results" \
-	--driver ours --sync on --module-param sync_background_max_bytes=20480 \
-	--dev-opts --sync-budget-us=0 -- "$repo/tests/vm/scenarios/direct-io" sync
-t uml:direct-io-sync-nobg "$repo/tests/vm/run" --results "$logs/uml:direct-io-sync-nobg.results" \
-	--driver ours --sync on -- "$repo/tests/vm/scenarios/direct-io" sync-nobg
+	--driver ours --sync on -- "$repo/tests/vm/scenarios/direct-io" sync
+t uml:direct-io-sync-nobudget "$repo/tests/vm/run" --results "$logs/uml:direct-io-sync-nobudget.results" \
+	--driver ours --sync on --dev-opts --sync-budget-us=0 -- "$repo/tests/vm/scenarios/direct-io" sync
 t uml:direct-io-sync0 "$repo/tests/vm/run" --results "$logs/uml:direct-io-sync0.results" \
 	--driver ours --sync off -- "$repo/tests/vm/scenarios/direct-io" async
 

@@ -51,14 +51,6 @@ _UML = (
      ("--driver", "ours", "--sync", "off"), "virtio_fs_sync", False, "#ff7f0e"),
     ("ours-sync", "virtio_fs_sync with the sync queues the device offers",
      ("--driver", "ours", "--sync", "on"), "virtio_fs_sync", True, "#2ca02c"),
-    ("ours-sync-bg0", "ours-sync with sync_background_max_bytes=0 (background requests "
-     "never take a sync queue)",
-     ("--driver", "ours", "--sync", "on", "--module-param", "sync_background_max_bytes=0"),
-     "virtio_fs_sync", True, "#bcbd22"),
-    ("ours-sync-bg", "ours-sync with sync_background_max_bytes=20480 (background requests "
-     "up to four pages take a sync queue from a work item)",
-     ("--driver", "ours", "--sync", "on", "--module-param", "sync_background_max_bytes=20480"),
-     "virtio_fs_sync", True, "#e377c2"),
     ("ours-sync-inband", "ours-sync with the stock in-band kicks (device --no-kick-channel)",
      ("--driver", "ours", "--sync", "on", "--dev-opts", "--no-kick-channel"),
      "virtio_fs_sync", True, DEFAULT_COLOR),

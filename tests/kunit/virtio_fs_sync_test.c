@@ -218,25 +218,23 @@ static bool opcode_needs_budget(u32 opcode)
 	       opcode == FUSE_RENAME2;
 }
 
-/* One opcode and size, background or not, against both limits */
+/* One opcode and size, background or not, with and without a budget */
 static void vfsync_expect_eligible(struct kunit *test, u32 opcode, bool bg,
-				   size_t size, size_t max, size_t bg_max)
+				   size_t size, size_t max)
 {
-	size_t limit = bg ? min(max, bg_max) : max;
-	bool want = !opcode_never_sync(opcode) &&
-		    !opcode_needs_budget(opcode) && size <= limit;
+	bool want = !opcode_never_sync(opcode) && !bg &&
+		    !opcode_needs_budget(opcode) && size <= max;
 
 	KUNIT_EXPECT_EQ_MSG(test,
-			    vfsync_sync_eligible(opcode, bg, false, size, max,
-						 bg_max), want,
-			    "opcode %u bg %d size %zu max %zu bg max %zu",
-			    opcode, bg, size, max, bg_max);
-	/* With a budget neither limit counts, and no background request goes */
+			    vfsync_sync_eligible(opcode, bg, false, size, max),
+			    want, "opcode %u bg %d size %zu max %zu",
+			    opcode, bg, size, max);
+	/* With a budget the limit does not count */
 	want = !opcode_never_sync(opcode) && !bg;
 	KUNIT_EXPECT_EQ_MSG(test,
-			    vfsync_sync_eligible(opcode, bg, true, size, max,
-						 bg_max), want,
-			    "budget: opcode %u bg %d size %zu", opcode, bg, size);
+			    vfsync_sync_eligible(opcode, bg, true, size, max),
+			    want, "budget: opcode %u bg %d size %zu",
+			    opcode, bg, size);
 }
 
 static void vfsync_test_eligible(struct kunit *test)
@@ -244,80 +242,74 @@ static void vfsync_test_eligible(struct kunit *test)
 	static const size_t sizes[] = { 0, 64, 4096, 20480, 20481, 262143,
 					262144, 262145, SIZE_MAX };
 	static const size_t maxes[] = { 0, 4096, 20480, 262144 };
-	unsigned int s, m, b, opcode;
+	unsigned int s, m, opcode;
 
-	/* A background request takes the lower of the two limits */
 	for (opcode = 0; opcode <= 64; opcode++)
 		for (s = 0; s < ARRAY_SIZE(sizes); s++)
-			for (m = 0; m < ARRAY_SIZE(maxes); m++)
-				for (b = 0; b < 2 * ARRAY_SIZE(maxes); b++)
-					vfsync_expect_eligible(test, opcode, b & 1,
-							       sizes[s], maxes[m],
-							       maxes[b / 2]);
+			for (m = 0; m < ARRAY_SIZE(maxes); m++) {
+				vfsync_expect_eligible(test, opcode, false,
+						       sizes[s], maxes[m]);
+				vfsync_expect_eligible(test, opcode, true,
+						       sizes[s], maxes[m]);
+			}
 
-	/* The background limit applies to background requests only */
-	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_READ, false, false, 4096, 4096, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_READ, true, false, 4096, 4096, 0));
-	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_READ, true, false, 4096, 4096, 20480));
-	/* and never raises the other one */
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_READ, true, false, 8192, 4096, 20480));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FSYNC, true, false, 1,
-						      SIZE_MAX, SIZE_MAX));
+	/* No background request, whatever its size and the limit */
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_READ, false, false, 4096, 4096));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_READ, true, false, 4096, SIZE_MAX));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FSYNC, true, false, 1, SIZE_MAX));
 
 	/* Opcodes the driver does not know, and DAX mappings, never */
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(CUSE_INIT, false, false, 100, 4096, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(U32_MAX, false, false, 100, 4096, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(54, false, false, 100, 4096, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(CUSE_INIT, false, false, 100, 4096));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(U32_MAX, false, false, 100, 4096));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(54, false, false, 100, 4096));
 	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_SETUPMAPPING, false, false, 1,
-						      SIZE_MAX, 0));
+						      SIZE_MAX));
 	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_REMOVEMAPPING, false, false, 1,
-						      SIZE_MAX, 0));
+						      SIZE_MAX));
 
 	/* The ones the contract names */
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_SETLKW, false, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_IOCTL, false, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_POLL, false, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_SETLKW, false, false, 1, SIZE_MAX));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_IOCTL, false, false, 1, SIZE_MAX));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_POLL, false, false, 1, SIZE_MAX));
 	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_INTERRUPT, false, false, 1,
-						      SIZE_MAX, 0));
+						      SIZE_MAX));
 	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_NOTIFY_REPLY, false, false, 1,
-						      SIZE_MAX, 0));
+						      SIZE_MAX));
 	/* Host time not bounded by the request's size, however small it is */
 	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_COPY_FILE_RANGE, false, false, 1,
-						      SIZE_MAX, 0));
+						      SIZE_MAX));
 	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FALLOCATE, false, false, 1,
-						      SIZE_MAX, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FSYNC, false, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FSYNCDIR, false, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_SYNCFS, false, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FLUSH, false, false, 1, SIZE_MAX, 0));
+						      SIZE_MAX));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FSYNC, false, false, 1, SIZE_MAX));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FSYNCDIR, false, false, 1, SIZE_MAX));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_SYNCFS, false, false, 1, SIZE_MAX));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_FLUSH, false, false, 1, SIZE_MAX));
 	/* close() on the host may write the file back, as FLUSH does */
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RELEASE, false, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RELEASE, false, false, 1, SIZE_MAX));
 	/* may drop the last link of a large file: the host frees its blocks */
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_UNLINK, false, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RENAME, false, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RENAME2, false, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_UNLINK, false, false, 1, SIZE_MAX));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RENAME, false, false, 1, SIZE_MAX));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RENAME2, false, false, 1, SIZE_MAX));
 	/* the host's end of the session: whatever it flushes */
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_DESTROY, false, false, 1, SIZE_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_DESTROY, false, false, 1, SIZE_MAX));
 	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_RELEASEDIR, false, false, 1,
-						     SIZE_MAX, 0));
-	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_RMDIR, false, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_GETATTR, false, false, 1, SIZE_MAX, 0));
-	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_SETLK, false, false, 1, SIZE_MAX, 0));
+						     SIZE_MAX));
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_RMDIR, false, false, 1, SIZE_MAX));
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_GETATTR, false, false, 1, SIZE_MAX));
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_SETLK, false, false, 1, SIZE_MAX));
 	/* A host that keeps a budget takes every request a task waits for */
-	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_UNLINK, false, true, 1, 0, 0));
+	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_UNLINK, false, true, 1, 0));
 	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_COPY_FILE_RANGE_64, false,
-						     true, 1, 0, 0));
+						     true, 1, 0));
 	KUNIT_EXPECT_TRUE(test, vfsync_sync_eligible(FUSE_WRITE, false, true, SIZE_MAX,
-						     4096, 0));
+						     4096));
 	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_WRITE, true, true, 1,
-						      SIZE_MAX, SIZE_MAX));
+						      SIZE_MAX));
 	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_SETUPMAPPING, false, true, 1,
-						      SIZE_MAX, 0));
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(54, false, true, 1, SIZE_MAX, 0));
+						      SIZE_MAX));
+	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(54, false, true, 1, SIZE_MAX));
 	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_SETLKW, false, true, 1,
-						      SIZE_MAX, 0));
-	/* The default background limit, 0, keeps every background request off */
-	KUNIT_EXPECT_FALSE(test, vfsync_sync_eligible(FUSE_RELEASE, true, false, 1, SIZE_MAX, 0));
+						      SIZE_MAX));
 }
 
 /* Truncation through an otherwise short request: off sync queues */
@@ -627,7 +619,6 @@ static void vfsync_test_stats_line(struct kunit *test)
 	memset(name, 'q', sizeof(name) - 1);
 	name[sizeof(name) - 1] = '\0';
 	atomic64_set(&st.submitted, -1);
-	atomic64_set(&st.background, -1);
 	atomic64_set(&st.inline_done, -1);
 	atomic64_set(&st.deferred, -1);
 	atomic64_set(&st.fallback, -1);
@@ -643,7 +634,7 @@ static void vfsync_test_stats_line(struct kunit *test)
 	KUNIT_EXPECT_NOT_NULL(test, strstr(line, " busy=18446744073709551615 "));
 	KUNIT_EXPECT_NOT_NULL(test, strstr(line, " demoted=18446744073709551615\n"));
 	KUNIT_EXPECT_NOT_NULL(test, strstr(line, " submitted=18446744073709551615 "));
-	KUNIT_EXPECT_NOT_NULL(test, strstr(line, " bg=18446744073709551615 "));
+	KUNIT_EXPECT_NOT_NULL(test, strstr(line, " inline=18446744073709551615 "));
 }
 
 /*
@@ -1291,88 +1282,6 @@ static void vfsync_test_engine_repark_race(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&rq->in_flight), 0);
 }
 
-/* Plays fc->bg_lock; static: lockdep keys live in static storage */
-static DEFINE_SPINLOCK(test_bg_lock);
-
-/*
- * A deferred sync request (a small background request,
- * submitted under fc->bg_lock) is neither kicked nor ended inside
- * vfsync_submit(): a work item of this CPU kicks the sync queue and ends
- * it inline, counted as background; until then it holds the request
- * queue's in-flight count.
- */
-static void vfsync_test_engine_defer(struct kunit *test)
-{
-	struct test_dev *td = test->priv;
-	struct test_buf *a = test_buf(test, TEST_SYNC_OK);
-
-	a->buf.defer = true;
-	/* The work is this CPU's: it cannot run while the lock is held */
-	spin_lock(&test_bg_lock);
-	KUNIT_EXPECT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
-	KUNIT_EXPECT_EQ(test, a->sent, 0U);
-	KUNIT_EXPECT_EQ(test, a->completed, 0U);
-	KUNIT_EXPECT_EQ(test, td->rings[TEST_SYNC].kicks, 0U);
-	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_REQ].in_flight), 1);
-	spin_unlock(&test_bg_lock);
-
-	flush_work(&a->buf.defer_work);
-	KUNIT_EXPECT_EQ(test, a->sent, 1U);
-	KUNIT_EXPECT_EQ(test, a->completed, 1U);
-	KUNIT_EXPECT_EQ(test, a->failed, 0U);
-	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, inline_done), 1);
-	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, background), 1);
-	KUNIT_EXPECT_EQ(test, STAT(td, TEST_REQ, submitted), 0);
-	KUNIT_EXPECT_EQ(test, td->rings[TEST_SYNC].irqs, 0U);
-	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_REQ].in_flight), 0);
-	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_SYNC].in_flight), 0);
-}
-
-/*
- * The queues stop (unmount, removal) while a deferred request waits for
- * its work: the work fails it once, nothing is sent, and the drain that
- * follows the stop sees every count at 0 only after that. A busy sync
- * queue sends it to the request queue instead.
- */
-static void vfsync_test_engine_defer_stopped(struct kunit *test)
-{
-	struct test_dev *td = test->priv;
-	struct test_buf *a = test_buf(test, TEST_SYNC_OK);
-	struct test_buf *b = test_buf(test, TEST_SYNC_OK);
-	unsigned int i;
-
-	a->buf.defer = true;
-	b->buf.defer = true;
-	WRITE_ONCE(td->vqs[TEST_SYNC].test_busy, true);
-	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &b->buf), 0);
-	flush_work(&b->buf.defer_work);
-	flush_work(&td->vqs[TEST_REQ].done_work);
-	KUNIT_EXPECT_EQ(test, b->sent, 1U);
-	KUNIT_EXPECT_EQ(test, b->completed, 1U);
-	KUNIT_EXPECT_EQ(test, STAT(td, TEST_REQ, submitted), 1);
-	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, busy), 1);
-	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, background), 0);
-	WRITE_ONCE(td->vqs[TEST_SYNC].test_busy, false);
-
-	spin_lock(&test_bg_lock);
-	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
-	for (i = 0; i < TEST_NVQS; i++) {
-		spin_lock(&td->vqs[i].lock);
-		td->vqs[i].connected = false;
-		spin_unlock(&td->vqs[i].lock);
-	}
-	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_REQ].in_flight), 1);
-	spin_unlock(&test_bg_lock);
-
-	flush_work(&a->buf.defer_work);
-	KUNIT_EXPECT_EQ(test, a->sent, 0U);
-	KUNIT_EXPECT_EQ(test, a->completed, 0U);
-	KUNIT_EXPECT_EQ(test, a->failed, 1U);
-	KUNIT_EXPECT_EQ(test, a->err, -ENOTCONN);
-	KUNIT_EXPECT_EQ(test, td->rings[TEST_SYNC].kicks, 0U);
-	KUNIT_EXPECT_EQ(test, atomic_long_read(&td->vqs[TEST_REQ].in_flight), 0);
-}
-
 /*
  * A device that uses a buffer twice breaks the ring.
  * The driver resets the device and ends what it held with -EIO, so no
@@ -1622,8 +1531,6 @@ static struct kunit_case vfsync_engine_cases[] = {
 	KUNIT_CASE(vfsync_test_engine_needs_reset),
 	KUNIT_CASE(vfsync_test_engine_config_changed),
 	KUNIT_CASE(vfsync_test_engine_notify_failed),
-	KUNIT_CASE(vfsync_test_engine_defer),
-	KUNIT_CASE(vfsync_test_engine_defer_stopped),
 	KUNIT_CASE(vfsync_test_engine_floor),
 	{}
 };
