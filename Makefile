@@ -17,7 +17,9 @@
 #
 # Other targets: print-ko, print-build-root, print-sources,
 # print-driver-files, style, sparse, module-debug, install, dkms-install,
-# clean.
+# clean, and libkrunfw: libkrun's guest kernel with the driver built in
+# and libkrunfw.so (scripts/build-libkrunfw.sh; LIBKRUNFW_SRC=DIR, a
+# libkrunfw checkout).
 
 VFS_CACHE ?= $(HOME)/.cache/virtio-fs-sync
 REPO := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -131,6 +133,10 @@ module-debug: prepare
 print-ko:
 	@echo $(BUILD_DIR)/virtio_fs_sync.ko
 
+libkrunfw:
+	@VFS_CACHE=$(VFS_CACHE) $(if $(LIBKRUNFW_SRC),LIBKRUNFW_SRC=$(LIBKRUNFW_SRC)) \
+		$(REPO)/scripts/build-libkrunfw.sh
+
 print-build-root:
 	@echo $(BUILD_ROOT)
 
@@ -180,7 +186,7 @@ clean:
 	-$(MAKE) $(KBUILD_ARGS) clean 2>/dev/null
 	rm -rf $(REPO)/build $(REPO)/.fuse-src
 
-.PHONY: all prepare module module-debug print-ko print-build-root print-sources print-driver-files install \
+.PHONY: all prepare module module-debug print-ko libkrunfw print-build-root print-sources print-driver-files install \
 	dkms-install style sparse clean clean-objs
 
 # test targets: tests/Makefile.inc

@@ -1,22 +1,31 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# intree.sh [--patch] KSRC
+# intree.sh [--patch] [--first] KSRC
 #
 # Drops the driver into a kernel source tree as fs/fuse/virtio_fs_sync/ and
 # wires it into fs/fuse/Kconfig and fs/fuse/Makefile, so that the kernel can
 # be configured with CONFIG_VIRTIO_FS_SYNC=y or =m (the libkrunfw way).
 # Running it again refreshes the sources and leaves the wiring alone.
 # With --patch, the tree is left untouched and a patch doing the same is
-# printed on standard output, for trees that carry patches.
+# printed on standard output, for trees that carry patches. With --first
+# the driver is linked before in-tree virtiofs: both built in, its initcall
+# runs first, binds the devices and registers "virtiofs", and in-tree's
+# init, finding the name taken, unregisters its driver again (libkrunfw's
+# kernel). Without it, after: in-tree virtiofs binds them (the test
+# kernels, which choose a driver with initcall_blacklist).
 set -euo pipefail
 
-patch=0
-if [ "${1:-}" = --patch ]; then
-	patch=1
+patch=0 first=0
+while [ $# -gt 1 ]; do
+	case $1 in
+	--patch) patch=1 ;;
+	--first) first=1 ;;
+	*) break ;;
+	esac
 	shift
-fi
-ksrc=${1:?usage: intree.sh [--patch] KSRC}
+done
+ksrc=${1:?usage: intree.sh [--patch] [--first] KSRC}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 [ -f "$ksrc/fs/fuse/Kconfig" ] || { echo "intree.sh: $ksrc is not a kernel tree" >&2; exit 1; }
 [ -f "$repo/Kconfig" ] || { echo "intree.sh: no driver sources in $repo" >&2; exit 1; }
@@ -44,8 +53,16 @@ install_into() {
 	grep -q 'fs/fuse/virtio_fs_sync/Kconfig' "$1/fs/fuse/Kconfig" ||
 		printf '\nsource "fs/fuse/virtio_fs_sync/Kconfig"\n' >>"$1/fs/fuse/Kconfig"
 	# shellcheck disable=SC2016 # $(CONFIG_...) is for make, not the shell
-	grep -q 'virtio_fs_sync/' "$1/fs/fuse/Makefile" ||
+	if grep -q 'virtio_fs_sync/' "$1/fs/fuse/Makefile"; then
+		:
+	elif [ $first = 1 ]; then
+		grep -q '^obj-$(CONFIG_VIRTIO_FS)' "$1/fs/fuse/Makefile" ||
+			{ echo "intree.sh: no in-tree virtiofs line in $1/fs/fuse/Makefile" >&2; exit 1; }
+		sed -i '/^obj-$(CONFIG_VIRTIO_FS)/i obj-$(CONFIG_VIRTIO_FS_SYNC) += virtio_fs_sync/' \
+			"$1/fs/fuse/Makefile"
+	else
 		printf '\nobj-$(CONFIG_VIRTIO_FS_SYNC) += virtio_fs_sync/\n' >>"$1/fs/fuse/Makefile"
+	fi
 }
 
 if [ $patch = 0 ]; then
