@@ -38,13 +38,16 @@ shopt -s nullglob
 patches=("$repo"/qemu/patches/*.patch)
 shopt -u nullglob
 [ ${#patches[@]} -gt 0 ] || { log "no patches in qemu/patches"; exit 1; }
-# The devices built: the two machines the guests boot and virtio-fs over
-# PCI and MMIO (what they select comes too); no NICs, disks, USB or sound.
+# The devices built: the two machines the guests boot, virtio-fs over
+# PCI and MMIO, and virtio-serial for the console of libkrunfw's kernel,
+# which has no other (what they select comes too); no NICs, disks, USB or
+# sound.
 devices='CONFIG_I440FX=y
 CONFIG_MICROVM=y
 CONFIG_VIRTIO_PCI=y
 CONFIG_VIRTIO_MMIO=y
-CONFIG_VHOST_USER_FS=y'
+CONFIG_VHOST_USER_FS=y
+CONFIG_VIRTIO_SERIAL=y'
 hash=$( (cat "${patches[@]}" && echo "$devices") | sha256sum | cut -c1-12)
 
 mkdir -p "$base"
