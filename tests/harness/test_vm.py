@@ -82,11 +82,29 @@ class CommandLine(unittest.TestCase):
             ("--substrate", "qemu", "--device", "virtiofsd", "--queues", "2"): "one request queue",
             ("--timeout", "soon"): "--timeout S",
             ("--pin-vcpus", "0-1"): "--pin-vcpus is for UML 7.3",
+            ("--substrate", "qemu", "--kernel", "libkrunfw"): "needs --substrate qemu --machine microvm",
+            ("--substrate", "qemu", "--machine", "microvm", "--kernel", "libkrunfw", "--cpus", "17"):
+                "takes --cpus 1 to 16",
+            ("--substrate", "qemu", "--machine", "microvm", "--kernel", "libkrunfw-stock"):
+                "libkrunfw-stock has no virtio_fs_sync",
         }
         for argv, message in cases.items():
             with self.assertRaises(vm_options.UsageError, msg=argv) as e:
                 self.parse(*argv, "--", "true")
             self.assertIn(message, str(e.exception))
+
+    def test_libkrun_command_line(self):
+        # libkrun's line first, then the runner's; the built-in driver's
+        # parameters by its name
+        opts = self.parse("--substrate", "qemu", "--machine", "microvm", "--kernel", "libkrunfw",
+                          "--sync", "off", "--module-param", "forget_delay_ms=0", "--", "true")
+        run = vm.Run(opts, "/repo")
+        run.dir = "/run"
+        line = vm.krun_command_line(run, "x=1")
+        self.assertTrue(line.startswith(vm.LIBKRUN_CMDLINE + " reboot=t "))
+        self.assertIn(" virtio_fs_sync.sync=0 virtio_fs_sync.forget_delay_ms=0 ", line)
+        self.assertTrue(line.endswith(" x=1"))
+        self.assertNotIn("initcall_blacklist", line)
 
     def test_vcpu_pins(self):
         # the main thread and the next ones by tid, round robin over the list

@@ -472,10 +472,34 @@ def qemu_machine(opts):
     # PIT, HPET or PM timer): without a given rate boot hangs. TCG's TSC
     # runs at the host's rate, so the host's rate keeps the guest's clock
     # with the host's (file times are the host's).
+    # libkrunfw's kernel has no ACPI: with acpi=off QEMU lists the
+    # virtio-mmio devices on the command line (virtio_mmio.device=).
     khz = host_tsc_khz() or "2000000"
+    acpi = "off" if opts.kernel.startswith("libkrunfw") else "on"
     return ("vhost-user-fs-device",
-            ["-machine", "microvm,acpi=on,memory-backend=mem", "-global", "virtio-mmio.force-legacy=false"],
+            ["-machine", "microvm,acpi=%s,memory-backend=mem" % acpi,
+             "-global", "virtio-mmio.force-legacy=false"],
             "tsc_early_khz=%s tsc=reliable " % khz)
+
+
+# libkrun's kernel command line (libkrun's defaults, its init)
+LIBKRUN_CMDLINE = ("reboot=k panic=-1 panic_print=0 nomodule console=hvc0 rootfstype=virtiofs rw "
+                   "quiet no-kvmapf init=/init.krun")
+
+
+def krun_command_line(run, append):
+    """libkrun's command line, then what the runner needs: reboot=t (microvm
+    has no keyboard controller to reset through), the guest's environment,
+    the built-in driver's parameters (virtio_fs_sync.k=v)."""
+    opts = run.opts
+    cmdline = "%s reboot=t %s VFS_GUEST_INIT=%s/tests/vm/guest-init" % (
+        LIBKRUN_CMDLINE, guest_env(run), run.repo)
+    if opts.kernel == "libkrunfw":
+        for p in module_params(opts):
+            cmdline += " virtio_fs_sync." + p
+        if blacklisted_initcall(opts) == "virtio_fs_sync_init":
+            cmdline += " initcall_blacklist=virtio_fs_sync_init"
+    return cmdline + " " + append
 
 
 def qemu_command_line(run, append):
@@ -532,8 +556,51 @@ def qemu_share_args(run, dev):
     return args
 
 
+def start_krun_root(run):
+    """The root of a libkrunfw guest: RUN/krunroot (static busybox,
+    tests/vm/krun-init as /init.krun) on a reference device of its own, tag
+    /dev/root, with as many sync queues as vCPUs; its stats go to
+    root-dev-stats. Returns QEMU's arguments for it."""
+    opts = run.opts
+    root = run.path("krunroot")
+    for d in ("bin", "proc", "sys", "dev", "host"):
+        os.makedirs(os.path.join(root, d))
+    shutil.copy("/bin/busybox", os.path.join(root, "bin", "busybox"))
+    shutil.copy(os.path.join(run.repo, "tests/vm/krun-init"), os.path.join(root, "init.krun"))
+    os.chmod(os.path.join(root, "init.krun"), 0o755)
+    sock = run.path("krunroot.sock")
+    argv = [build_reference_device(run.repo), "--socket-path=" + sock, "--shared-dir=" + root,
+            "--tag=/dev/root", "--request-queues=" + opts.cpus, "--sync-queues=" + opts.cpus,
+            "--stats-file=" + run.path("root-dev-stats")]
+    child = proc.start_child(run.children, "rootdev", argv, run.path("device.log.root"))
+    if not wait_socket(sock, child):
+        bad("the root's reference device did not start (device.log.root)")
+    props = ",num-sync-queues=" + opts.cpus if opts.qemu == "patched" and opts.sync == "on" else ""
+    return ["-chardev", "socket,id=krunroot,path=" + sock,
+            "-device", "vhost-user-fs-device,chardev=krunroot,tag=/dev/root,num-request-queues=%s%s"
+            % (opts.cpus, props)]
+
+
 def run_qemu(run):
     opts = run.opts
+    if opts.kernel.startswith("libkrunfw"):
+        # built in: the driver, no modules, no initramfs
+        if opts.kernel == "libkrunfw":
+            kdir = run_tool_or_fail([os.path.join(run.repo, "scripts/build-libkrunfw.sh")],
+                                    "cannot build libkrunfw's kernel (make libkrunfw)")
+        else:
+            kdir = run_tool_or_fail([os.path.join(run.repo, "scripts/fetch-libkrunfw-stock.sh")],
+                                    "cannot fetch Debian's libkrunfw5")
+        qemu = qemu_binary(run)
+        run.write("qemu", qemu + "\n")
+        start_host_tree(run)
+        dev, machine, cmdline_extra = qemu_machine(opts)
+        cmdline = krun_command_line(run, cmdline_extra + opts.append)
+        run.write("cmdline", cmdline + "\n")
+        boot_args = ["-kernel", os.path.join(kdir, "vmlinux")] + start_krun_root(run)
+        console = ["-device", "virtio-serial-device", "-chardev",
+                   "file,id=con0,path=" + run.path("console"), "-device", "virtconsole,chardev=con0"]
+        return run_qemu_guest(run, qemu, machine, boot_args, cmdline, dev, console)
     kdir = run_tool_or_fail([os.path.join(run.repo, "scripts/fetch-kernel.sh"), opts.kernel],
                             "cannot fetch kernel " + opts.kernel)
     qemu = qemu_binary(run)
@@ -558,15 +625,23 @@ def run_qemu(run):
     # One TCG thread runs the vCPUs in turn: still SMP (both CPUs submit,
     # interleaved), but never two at one instant. --tcg-thread multi
     # gives parallel vCPUs back.
+    run_qemu_guest(run, qemu, machine,
+                   ["-kernel", os.path.join(kdir, "vmlinuz"), "-initrd", run.path("initramfs.gz")],
+                   cmdline, dev, ["-serial", "file:" + run.path("console")])
+
+
+def run_qemu_guest(run, qemu, machine, boot_args, cmdline, dev, console):
+    """QEMU with the host tree (tag hostroot), the shares' devices and
+    CONSOLE's arguments; BOOT_ARGS: the kernel and what it boots from."""
+    opts = run.opts
     argv = [qemu, "-nographic", "-no-reboot",
             "-accel", "tcg,thread=" + (opts.tcg_thread or "single"), "-cpu", "max",
             "-smp", opts.cpus, "-m", opts.mem,
-            "-object", "memory-backend-memfd,id=mem,size=%sM,share=on" % opts.mem] + machine + [
-            "-kernel", os.path.join(kdir, "vmlinuz"), "-initrd", run.path("initramfs.gz"),
-            "-append", cmdline,
-            "-chardev", "socket,id=root,path=" + run.path("root.sock"),
-            "-device", dev + ",chardev=root,tag=hostroot"] + qemu_share_args(run, dev) + [
-            "-serial", "file:" + run.path("console"), "-monitor", "none", "-display", "none"]
+            "-object", "memory-backend-memfd,id=mem,size=%sM,share=on" % opts.mem] + machine + \
+        boot_args + ["-append", cmdline,
+                     "-chardev", "socket,id=root,path=" + run.path("root.sock"),
+                     "-device", dev + ",chardev=root,tag=hostroot"] + qemu_share_args(run, dev) + \
+        console + ["-monitor", "none", "-display", "none"]
     if opts.qemu == "patched":
         # no NIC: the patched build has no network option ROMs (the
         # host's come with its own QEMU), and the guest uses none
@@ -656,6 +731,9 @@ def no_result(run):
     if console is None:
         say("cannot read the console")
     else:
+        if run.opts.kernel.startswith("libkrunfw") and b"Unable to mount root fs" in console:
+            say("the kernel could not mount its root: no virtio-fs device with the tag "
+                "/dev/root bound to a driver (libkrun's root)")
         write_stderr(tail_lines(console, 40))
     setup_error = read_bytes(run.path("setup-error"))
     if setup_error is not None:

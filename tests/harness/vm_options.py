@@ -11,11 +11,17 @@ USAGE = """\
 usage: tests/vm/run [options] [--share DIR [share options]]... -- CMD [ARGS...]
 
   --substrate uml|qemu   guest kind (default uml)
-  --kernel 6.12|6.1|7.3|6.12-rt|6.1-rt
+  --kernel 6.12|6.1|7.3|6.12-rt|6.1-rt|libkrunfw|libkrunfw-stock
                          QEMU: guest kernel, Debian cloud-amd64 (-rt: Debian's
-                         PREEMPT_RT flavour, rt-amd64); UML: the test kernel's
-                         series, 6.12 (uniprocessor) or 7.3 (SMP, booted with
-                         seccomp=on) (default 6.12)
+                         PREEMPT_RT flavour, rt-amd64), or libkrun's: built by
+                         `make libkrunfw` with the driver in, or Debian's
+                         libkrunfw5 as libkrun users have it (in-tree
+                         virtiofs only: --driver intree); booted as libkrun
+                         boots it (--machine microvm, its command line, no
+                         initrd, the root on virtio-fs tag /dev/root from a
+                         reference device, console hvc0); UML: the test
+                         kernel's series, 6.12 (uniprocessor) or 7.3 (SMP,
+                         booted with seccomp=on) (default 6.12)
   --sync on|off          virtio_fs_sync's sync= parameter, for every device
                          (default on)
   --cpus N               vCPUs (default 2; UML 6.12 is uniprocessor, UML 7.3
@@ -274,7 +280,8 @@ def validate(opts):
     """Check the options as the bash version did, in its order and with its
     messages, and fill in the defaults that depend on others."""
     one_of(opts.substrate, ("uml", "qemu"), "--substrate uml|qemu")
-    one_of(opts.kernel, ("6.12", "6.1", "7.3", "6.12-rt", "6.1-rt"), "--kernel 6.12|6.1|7.3|6.12-rt|6.1-rt")
+    one_of(opts.kernel, ("6.12", "6.1", "7.3", "6.12-rt", "6.1-rt", "libkrunfw", "libkrunfw-stock"),
+           "--kernel 6.12|6.1|7.3|6.12-rt|6.1-rt|libkrunfw|libkrunfw-stock")
     one_of(opts.sync, ("on", "off"), "--sync on|off")
     one_of(opts.machine, ("pc", "microvm"), "--machine pc|microvm")
     one_of(opts.tcg_thread or "single", ("single", "multi"), "--tcg-thread single|multi")
@@ -287,6 +294,15 @@ def validate(opts):
         opts.use_ours = opts.use_ours or share.driver == "ours"
         opts.use_intree = opts.use_intree or share.driver == "intree"
     validate_qemu(opts)
+    if opts.kernel.startswith("libkrunfw"):
+        if opts.substrate != "qemu" or opts.machine != "microvm":
+            bad("--kernel %s needs --substrate qemu --machine microvm (virtio-mmio, as libkrun)"
+                % opts.kernel)
+        if opts.kernel == "libkrunfw-stock" and opts.use_ours:
+            bad("--kernel libkrunfw-stock has no virtio_fs_sync: --driver intree")
+        # CONFIG_NR_CPUS of libkrunfw's config
+        if not re.fullmatch(r"[1-9]|1[0-6]", opts.cpus):
+            bad("libkrunfw's kernel takes --cpus 1 to 16")
     if opts.substrate == "qemu" and opts.use_ours and opts.use_intree and opts.kernel == "6.1" and \
             opts.machine != "pc":
         bad("ours and intree side by side on 6.1 need --machine pc (the devices are told apart by PCI slot)")
