@@ -5,8 +5,9 @@
 # with this driver in, and libkrunfw.so from it. `make libkrunfw` runs it.
 #
 # LIBKRUNFW_SRC=DIR is a libkrunfw checkout (its Makefile, kernel config,
-# patches/ and bin2cbundle.py); the default is ../shared/upstream/
-# libkrunfw-5.4.0 beside the repository, where it exists. kernel.org is
+# patches/ and bin2cbundle.py); the default is shared/upstream/
+# libkrunfw-5.4.0 in the repository's parent directory, where the
+# project's test machines keep libkrunfw 5.4.0's recipe. kernel.org is
 # not needed: the kernel is Debian's pristine upstream tarball of the same
 # series (linux_6.12.N.orig.tar.xz of source package linux), the one whose
 # N is nearest to the KERNEL_VERSION of libkrunfw's Makefile among those

@@ -289,6 +289,18 @@ t qemu-sync-6.12:late qemu_sync_late
 t qemu-sync-6.12:faults qemu_sync_faults
 t qemu-sync-6.12:old-device qemu_sync_old_device
 
+# --- libkrun's guest kernel (tests/checks/libkrunfw.sh) -------------------------
+# make libkrunfw's kernel, built like the patched QEMU: in the background,
+# at nice 19, from the first rows on; with the cache warm it is found at
+# once. Booted as libkrun boots it, root on the driver (tag /dev/root),
+# the suite on the host's QEMU: the interrupt-driven path, since the
+# patched QEMU does not run libkrun's kernels yet (README); and on
+# Debian's libkrunfw5 kernel, root and share on in-tree virtiofs, the
+# baseline.
+t --background build:libkrunfw nice -n 19 "$repo/scripts/build-libkrunfw.sh"
+t krun:stock-qemu:cpus2 krun_stock_qemu krun:stock-qemu:cpus2 --cpus 2
+t krun:stock-kernel:cpus2 krun_stock_kernel krun:stock-kernel:cpus2 --cpus 2
+
 # --- UML 7.3: SMP, the seccomp userspace ----------------------------------------
 # Names uml-7.3:*; tests/vm/run --kernel 7.3 --cpus N boots ncpus=N seccomp=on.
 t uml-7.3:kunit kunit uml-7.3:kunit --kernel 7.3 --cpus 2

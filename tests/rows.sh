@@ -47,7 +47,9 @@ prereqs() {
 	setup:root-trixie) echo setup:kernel-7.3 ;;
 	setup:kernel-6.12-rt) echo setup:root-trixie ;;
 	setup:kernel-6.1-rt) echo setup:kernel-6.12-rt ;;
-	build:device | build:suite | build:qemu | harness:unit | bench:unit) echo setup:packages ;;
+	build:device | build:suite | build:qemu | build:libkrunfw | harness:unit | bench:unit)
+		echo setup:packages
+		;;
 	build:uml-debug | build:module-debug-6.12) echo setup:kernel-6.12 ;;
 	build:module-7.3) echo setup:kernel-7.3 setup:root-trixie ;;
 	build:module-*) echo "setup:kernel-${1#build:module-}" ;;
@@ -60,6 +62,8 @@ prereqs() {
 	dkms:*) echo "setup:kernel-${1#dkms:}" build:device ;;
 	uml-7.3:*) echo build:uml-7.3-debug build:device build:suite ;;
 	uml:*) echo build:uml-debug build:device build:suite ;;
+	krun:stock-kernel:*) echo build:device build:suite ;;
+	krun:*) echo build:libkrunfw build:device build:suite ;;
 	qemu-sync-*)
 		k=${1#qemu-sync-}
 		echo build:qemu "build:module-${k%%:*}" build:device build:suite

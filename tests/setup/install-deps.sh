@@ -3,14 +3,16 @@
 #
 # install-deps.sh: installs with apt-get what building and testing need,
 # skipping what is there already (a second run installs nothing). The
-# second group builds the patched QEMU (scripts/build-qemu.sh).
+# second group builds the patched QEMU (scripts/build-qemu.sh), the third
+# libkrunfw (scripts/build-libkrunfw.sh).
 set -euo pipefail
 
 pkgs="make gcc flex bison bc libelf-dev libssl-dev dwarves sparse cpio kmod
 xz-utils zstd busybox-static qemu-system-x86 qemu-system-common fio dkms
 rsync python3 clang debootstrap
 ninja-build pkg-config libglib2.0-dev libpixman-1-dev libfdt-dev dpkg-dev patch
-seabios"
+seabios
+python3-pyelftools curl"
 
 missing=
 for p in $pkgs; do
