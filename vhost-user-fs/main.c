@@ -42,7 +42,7 @@ static struct options opt = {
 	.backend_timeout = 30,
 	.sandbox = SANDBOX_NAMESPACE,
 	.seccomp = SECCOMP_TRAP,
-	.config_size = 48,
+	.sync_queues_at = 44,
 };
 
 static int sigfd = -1, stats_fd = -1;
@@ -118,9 +118,14 @@ static void usage(FILE *f)
 "  --sync-delay-ms=N      test knob: a sync queue's kick waits N ms before its\n"
 "                         requests run (a host slower than the frontend's\n"
 "                         bound; 0 = never)\n"
-"  --config-size=N        test knob: a config space of N bytes, 40..48 (48);\n"
-"                         reads past it give all ones, and below 48 the\n"
-"                         sync queues do not exist (the bit is offered)\n"
+"  --sync-queues-at=44|40 the offset of num_sync_queues in the config space:\n"
+"                         44, the contract's (48 bytes), or 40, right after\n"
+"                         num_request_queues, as a libkrun-style VMM appends\n"
+"                         it to its 40-byte config (44 bytes) (44)\n"
+"  --config-size=N        test knob: a config space of N bytes, 40..48 (up to\n"
+"                         num_sync_queues); reads past it give all ones, and\n"
+"                         short of num_sync_queues the sync queues do not\n"
+"                         exist (the bit is offered)\n"
 "  --faults               test knob: a LOOKUP of vfs-fault-KIND gets a bad\n"
 "                         reply of that kind (README: fault injection)\n"
 "  --stats                print per-queue counters to stderr at exit\n"
@@ -305,6 +310,7 @@ static const struct opt_def opt_defs[] = {
 	FLAG("allow-devices", allow_devices),
 	FLAG("file-handles", file_handles),
 	UINT("config-size", config_size, 40, 48),
+	UINT("sync-queues-at", sync_queues_at, 40, 44),
 	CPUS("pin-sync", pin_sync),
 	CPUS("pin-workers", pin_workers),
 	OWN("help"),
@@ -447,6 +453,8 @@ static void parse_args(int argc, char **argv)
 	}
 	if (strlen(opt.tag) == 0 || strlen(opt.tag) > 36)
 		die_usage("--tag=%s: 1 to 36 bytes", opt.tag);
+	if (opt.sync_queues_at != 40 && opt.sync_queues_at != 44)
+		die_usage("%s", "--sync-queues-at: 44 or 40");
 	if (1 + opt.request_queues + opt.sync_queues > FS_MAX_QUEUES)
 		die_usage("%s", "too many queues");
 }

@@ -66,7 +66,8 @@ struct options {
 	unsigned int sync_delay_ms;	/* --sync-delay-ms: sync kicks wait first */
 	unsigned int backend_timeout;	/* seconds, 0 = wait for good */
 	unsigned int max_files;		/* open + pinned files, 0 = from rlimit */
-	unsigned int config_size;
+	unsigned int config_size;	/* 0: up to num_sync_queues */
+	unsigned int sync_queues_at;	/* num_sync_queues' offset: 44 or 40 */
 	struct pin_cpus pin_sync;	/* sync queue i's handler on entry i mod n */
 	struct pin_cpus pin_workers;	/* every worker on all of them */
 };

@@ -653,21 +653,33 @@ static int set_mem_table(struct vu_dev *vu, struct vu_msg *m)
 
 /* ---- queue messages ---- */
 
-/* --config-size; 0 (options not from main.c) is the whole struct */
+/* --sync-queues-at; 0 (options not from main.c) is the contract's 44 */
+static uint32_t sync_queues_at(const struct vu_dev *vu)
+{
+	return vu->dev.opt->sync_queues_at == 40 ? 40 : 44;
+}
+
+/* --config-size; 0 is up to num_sync_queues */
 static uint32_t config_size(const struct vu_dev *vu)
 {
-	if (!vu->dev.opt->config_size ||
-	    vu->dev.opt->config_size > sizeof(struct virtio_fs_config))
-		return sizeof(struct virtio_fs_config);
+	uint32_t full = sync_queues_at(vu) + 4;
+
+	if (!vu->dev.opt->config_size || vu->dev.opt->config_size > full)
+		return full;
 	return vu->dev.opt->config_size;
+}
+
+/* Does the config space hold num_sync_queues? */
+static bool config_has_sync(const struct vu_dev *vu)
+{
+	return config_size(vu) >= sync_queues_at(vu) + 4;
 }
 
 static struct vu_queue *queue_of(struct vu_dev *vu, uint32_t index)
 {
 	/* a config without num_sync_queues: only hiprio and R request queues */
 	if (index >= FS_MAX_QUEUES ||
-	    (config_size(vu) < sizeof(struct virtio_fs_config) &&
-	     index > vu->dev.opt->request_queues)) {
+	    (!config_has_sync(vu) && index > vu->dev.opt->request_queues)) {
 		fprintf(stderr, "vhost-user-fs: queue index %u out of range\n",
 			index);
 		return NULL;
@@ -1033,7 +1045,7 @@ static int get_config(struct vu_dev *vu, struct vu_msg *m)
 	struct virtio_fs_config cfg = { 0 };
 	uint8_t buf[sizeof(struct vu_config) + CONFIG_MAX] = { 0 };
 	struct vu_config *out = (struct vu_config *)buf;
-	uint32_t off = m->cfg.offset, size = m->cfg.size;
+	uint32_t off = m->cfg.offset, size = m->cfg.size, n;
 
 	if (m->hdr.size < sizeof(m->cfg) || size > CONFIG_MAX) {
 		/* an empty payload tells the frontend we failed */
@@ -1042,7 +1054,11 @@ static int get_config(struct vu_dev *vu, struct vu_msg *m)
 	/* the tag fills the field, NUL-terminated only if shorter */
 	memcpy(cfg.tag, vu->dev.opt->tag, strnlen(vu->dev.opt->tag, sizeof(cfg.tag)));
 	cfg.num_request_queues = vu->dev.opt->request_queues;
-	cfg.num_sync_queues = sync_possible(vu) ? vu->dev.opt->sync_queues : 0;
+	n = sync_possible(vu) ? vu->dev.opt->sync_queues : 0;
+	if (sync_queues_at(vu) == 40)
+		cfg.notify_buf_size = n;	/* where libkrun's layout has it */
+	else
+		cfg.num_sync_queues = n;
 	out->offset = off;
 	out->size = size;
 	out->flags = m->cfg.flags;

@@ -2188,6 +2188,36 @@ static void t_budget_nowait_open(void)
 }
 
 /*
+ * Writes path with len bytes of data, then drops them from the host's page
+ * cache: fadvise(DONTNEED) leaves pages another CPU's LRU batch still
+ * holds, so it is repeated until mincore() sees the first page gone.
+ */
+static bool cold_file(const char *path, const void *data, size_t len)
+{
+	unsigned char in = 1;
+	bool cold = false;
+	void *map;
+	int fd, i;
+
+	fd = open(path, O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, data, len) != (ssize_t)len || fsync(fd)) {
+		close(fd);
+		return false;
+	}
+	map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	for (i = 0; map != MAP_FAILED && i < 100 && !cold; i++) {
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		cold = !mincore(map, 4096, &in) && !(in & 1);
+		if (!cold)
+			usleep(20000);
+	}
+	if (map != MAP_FAILED)
+		munmap(map, len);
+	close(fd);
+	return cold;
+}
+
+/*
  * A READ of data not in the host's page cache would wait for its disk
  * inside the kick: it completes late, with the file's bytes. Where the
  * share's file system has no RWF_NOWAIT reads, it is read in the kick.
@@ -2209,16 +2239,12 @@ static void t_budget_nowait_read(void)
 	memset(data, 'c', sizeof(data));
 	/* a cold probe file tells whether RWF_NOWAIT reads exist here */
 	snprintf(path, sizeof(path), "%s/probe", share);
-	fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-	CHECK(fd >= 0 && write(fd, data, sizeof(data)) == sizeof(data));
-	CHECK(fsync(fd) == 0 && !posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED));
+	CHECK(cold_file(path, data, sizeof(data)));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	nowait = preadv2(fd, &iov, 1, 0, RWF_NOWAIT) < 0 && errno == EAGAIN;
 	close(fd);
 	snprintf(path, sizeof(path), "%s/cold", share);
-	fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-	CHECK(fd >= 0 && write(fd, data, sizeof(data)) == sizeof(data));
-	CHECK(fsync(fd) == 0 && !posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED));
-	close(fd);
+	CHECK(cold_file(path, data, sizeof(data)));
 	*used_event(2) = 0x8000;
 	ri.fh = open_sync("cold", O_RDONLY);
 	CHECK(ri.fh != 0);
@@ -2237,6 +2263,28 @@ static void t_budget_nowait_read(void)
 	CHECK(!test_failed);
 	CHECK(sync_stat(" defer_nowait=") == (nowait ? 1 : 0));
 	CHECK(sync_stat(" late=") == (nowait ? 1 : 0));
+}
+
+/*
+ * --sync-queues-at=40: num_sync_queues right after num_request_queues, in
+ * a 44-byte config (libkrun's 40 bytes and the count); all ones past it.
+ * The sync queue exists: its ring can be set up.
+ */
+static void t_config_at_40(void)
+{
+	struct { uint32_t off, size, flags; uint8_t cfg[48]; } __attribute__((packed)) c = {
+		0, 48, 0, { 0 } }, r;
+
+	restart("--workers=1 --sync-queues-at=40");
+	CHECK(!test_failed);
+	CHECK(send_msg(24, 0, &c, sizeof(c), -1) == 0);
+	CHECK(recv_reply(24, &r, sizeof(r)) == 0);
+	CHECK(r.size == 48 && !memcmp(r.cfg, "share", 6));
+	CHECK(*(uint32_t *)(r.cfg + 36) == 1);		/* request queues */
+	CHECK(*(uint32_t *)(r.cfg + 40) == 1);		/* sync queues */
+	CHECK(*(uint32_t *)(r.cfg + 44) == 0xffffffff);
+	t_setup_rings();
+	CHECK(!test_failed);
 }
 
 void vu_tests(const char *daemon)
@@ -2262,6 +2310,7 @@ void vu_tests(const char *daemon)
 	test_run("budget: an overrun, then late past the budget and watched", t_budget_overrun);
 	test_run("budget: an OPEN that breaks a lease completes late", t_budget_nowait_open);
 	test_run("budget: a READ of uncached data completes late", t_budget_nowait_read);
+	test_run("vhost-user: num_sync_queues at offset 40", t_config_at_40);
 	test_run("vhost-user: per-queue kick channels", t_kick_channel);
 	test_run("vhost-user: --no-kick-channel", t_no_kick_channel);
 	test_run("vhost-user: --pin-sync and --pin-workers, read back", t_pinning);
