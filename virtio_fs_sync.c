@@ -47,6 +47,8 @@ struct vfsync_config {
 	__le32 num_sync_queues;
 } __packed;
 
+#define VFSYNC_SYNC_QUEUES_AT	offsetof(struct vfsync_config, num_sync_queues)
+
 static bool vfsync_param_sync = true;
 module_param_named(sync, vfsync_param_sync, bool, 0444);
 MODULE_PARM_DESC(sync, "Negotiate VIRTIO_FS_F_SYNC and use sync queues (default: 1)");
@@ -55,6 +57,16 @@ static unsigned int vfsync_feature_bit = 1;
 module_param_named(sync_feature_bit, vfsync_feature_bit, uint, 0444);
 MODULE_PARM_DESC(sync_feature_bit,
 		 "Feature bit number of VIRTIO_FS_F_SYNC, 1..23 (default: 1)");
+
+/*
+ * Where num_sync_queues is in the config space: the contract's 44, after
+ * notify_buf_size, or 40, right after num_request_queues, where a VMM
+ * whose config space ends there (libkrun's is 40 bytes) appends it.
+ */
+static unsigned int vfsync_sync_queues_at = VFSYNC_SYNC_QUEUES_AT;
+module_param_named(sync_queues_at, vfsync_sync_queues_at, uint, 0444);
+MODULE_PARM_DESC(sync_queues_at,
+		 "Offset of num_sync_queues in the device's config space, 44 or 40 (default: 44)");
 
 /*
  * Instance list; also serialises probe/remove against mount and unmount and
@@ -458,6 +470,7 @@ static int vfsync_setup_vqs(struct virtio_device *vdev, struct vfsync_dev *fs,
 {
 	struct irq_affinity desc = { .pre_vectors = VFSYNC_VQ_REQUEST };
 	size_t cfg_len = vfsync_config_len(vdev);
+	unsigned int at = vfsync_sync_queues_at;
 	enum vfsync_vq_kind *kinds;
 	struct vfsync_qconf conf;
 	vq_callback_t **callbacks;
@@ -471,15 +484,20 @@ static int vfsync_setup_vqs(struct virtio_device *vdev, struct vfsync_dev *fs,
 	*tried_sync = false;
 	nreq = vfsync_cread_le32(vdev, offsetof(struct vfsync_config,
 						num_request_queues));
-	if (sync && cfg_len &&
-	    cfg_len < offsetofend(struct vfsync_config, num_sync_queues)) {
-		dev_warn(&vdev->dev, "VIRTIO_FS_F_SYNC without num_sync_queues (config of %zu bytes): not using sync queues\n",
-			 cfg_len);
+	if (sync && cfg_len && cfg_len < at + sizeof(__le32)) {
+		dev_warn(&vdev->dev, "VIRTIO_FS_F_SYNC without num_sync_queues at %u (config of %zu bytes): not using sync queues\n",
+			 at, cfg_len);
 		sync = false;
 	}
 	if (sync)
-		nsync = vfsync_cread_le32(vdev, offsetof(struct vfsync_config,
-							 num_sync_queues));
+		nsync = vfsync_cread_le32(vdev, at);
+	/* More than a device can have: read past the end of its config */
+	if (nsync > U16_MAX) {
+		dev_warn(&vdev->dev, "num_sync_queues at %u reads %#x, past the config space (sync_queues_at=40 reads the count where libkrun's layout has it): not using sync queues\n",
+			 at, nsync);
+		sync = false;
+		nsync = 0;
+	}
 
 	ret = vfsync_parse_config(nreq, nsync, sync, nr_cpu_ids, &conf);
 	if (ret) {
@@ -830,6 +848,12 @@ int vfsync_virtio_init(void)
 	if (vfsync_feature_bit < 1 || vfsync_feature_bit > 23) {
 		pr_err("sync_feature_bit=%u is not a device feature bit (1..23)\n",
 		       vfsync_feature_bit);
+		return -EINVAL;
+	}
+	if (vfsync_sync_queues_at != 40 &&
+	    vfsync_sync_queues_at != VFSYNC_SYNC_QUEUES_AT) {
+		pr_err("sync_queues_at=%u: num_sync_queues is at 44 or 40\n",
+		       vfsync_sync_queues_at);
 		return -EINVAL;
 	}
 	if (vfsync_param_sync) {

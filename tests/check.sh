@@ -300,6 +300,8 @@ t qemu-sync-6.12:old-device qemu_sync_old_device
 t --background build:libkrunfw nice -n 19 "$repo/scripts/build-libkrunfw.sh"
 t krun:stock-qemu:cpus2 krun_stock_qemu krun:stock-qemu:cpus2 --cpus 2
 t krun:stock-kernel:cpus2 krun_stock_kernel krun:stock-kernel:cpus2 --cpus 2
+# libkrun's layout: num_sync_queues at offset 40 (sync_queues_at=40)
+t uml-7.3:config-at-40 config_at_40 uml-7.3:config-at-40 --kernel 7.3 --cpus 2
 
 # --- UML 7.3: SMP, the seccomp userspace ----------------------------------------
 # Names uml-7.3:*; tests/vm/run --kernel 7.3 --cpus N boots ncpus=N seccomp=on.

@@ -48,3 +48,30 @@ krun_stock_kernel() {
 	krun_root "$res" intree || rc=1
 	return $rc
 }
+
+# config_at_40 NAME RUNNER-ARGS...: libkrun's layout of the config space,
+# num_sync_queues at offset 40 of 44 bytes (the reference device's
+# --sync-queues-at=40), read there by the driver (sync_queues_at=40): one
+# sync queue for two vCPUs, the share on the sync path. Read at 44, the
+# contract's place, the count is all ones (past the end): no sync queues,
+# and the driver says where to look.
+config_at_40() {
+	local name=$1 res=$logs/$1.results out
+	shift
+	out=$("$repo/tests/vm/run" --results "$res.at-44" --driver ours --sync on --sync-queues 1 \
+		--dev-opts --sync-queues-at=40 "$@" -- \
+		sh -c 'cat /sys/fs/virtio_fs_sync/share/queues && echo data >/mnt/share/f && cat /mnt/share/f') ||
+		return 1
+	echo "$out"
+	echo "$out" | grep -qx 'hiprio=1 request=2 sync=0' || { echo "FAIL: read at 44, expected no sync queue"; return 1; }
+	grep -q 'num_sync_queues at 44 reads 0xffffffff' "$res.at-44/dmesg" ||
+		{ echo "FAIL: no word of the count past the config space"; return 1; }
+	out=$("$repo/tests/vm/run" --results "$res" --driver ours --sync on --sync-queues 1 \
+		--dev-opts --sync-queues-at=40 --module-param sync_queues_at=40 "$@" -- \
+		sh -c 'cat /sys/fs/virtio_fs_sync/share/queues && echo data >/mnt/share/f && cat /mnt/share/f') ||
+		return 1
+	echo "$out"
+	echo "$out" | grep -qx 'hiprio=1 request=2 sync=1' || { echo "FAIL: expected one sync queue"; return 1; }
+	echo "$out" | grep -qx data || { echo "FAIL: the share does not work"; return 1; }
+	"$repo/tests/vm/check-path" sync "$res"
+}
