@@ -292,12 +292,13 @@ t qemu-sync-6.12:old-device qemu_sync_old_device
 # --- libkrun's guest kernel (tests/checks/libkrunfw.sh) -------------------------
 # make libkrunfw's kernel, built like the patched QEMU: in the background,
 # at nice 19, from the first rows on; with the cache warm it is found at
-# once. Booted as libkrun boots it, root on the driver (tag /dev/root),
-# the suite on the host's QEMU: the interrupt-driven path, since the
-# patched QEMU does not run libkrun's kernels yet (README); and on
-# Debian's libkrunfw5 kernel, root and share on in-tree virtiofs, the
-# baseline.
+# once. Booted as libkrun boots it, root on the driver (tag /dev/root):
+# the suite on the patched QEMU's sync queues with 1 and 4 vCPUs, and on
+# the host's QEMU, the interrupt-driven fallback; and on Debian's
+# libkrunfw5 kernel, root and share on in-tree virtiofs, the baseline.
 t --background build:libkrunfw nice -n 19 "$repo/scripts/build-libkrunfw.sh"
+t krun-sync:cpus1 krun_sync krun-sync:cpus1 --cpus 1
+t krun-sync:cpus4 krun_sync krun-sync:cpus4 --cpus 4
 t krun:stock-qemu:cpus2 krun_stock_qemu krun:stock-qemu:cpus2 --cpus 2
 t krun:stock-kernel:cpus2 krun_stock_kernel krun:stock-kernel:cpus2 --cpus 2
 # libkrun's layout: num_sync_queues at offset 40 (sync_queues_at=40)

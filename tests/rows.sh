@@ -62,6 +62,7 @@ prereqs() {
 	dkms:*) echo "setup:kernel-${1#dkms:}" build:device ;;
 	uml-7.3:*) echo build:uml-7.3-debug build:device build:suite ;;
 	uml:*) echo build:uml-debug build:device build:suite ;;
+	krun-sync:*) echo build:libkrunfw build:qemu build:device build:suite ;;
 	krun:stock-kernel:*) echo build:device build:suite ;;
 	krun:*) echo build:libkrunfw build:device build:suite ;;
 	qemu-sync-*)

@@ -24,6 +24,29 @@ krun_root() {
 	fi
 }
 
+# root_inline RESULTS: the sync queues of the root's device that completed
+# requests inside the kick.
+root_inline() {
+	awk '/type=sync/ { for (i = 1; i <= NF; i++) if ($i ~ /^inline=/ && substr($i, 8) + 0 > 0) u++ }
+		END { print u + 0 }' "$1/root-dev-stats"
+}
+
+# krun_sync NAME RUNNER-ARGS...: the patched QEMU: qemu_sync's suite, proof
+# of path and per-CPU sync queues on the share, the root held by this
+# driver, and its device's sync queues completing requests inside the
+# kick too.
+krun_sync() {
+	local name=$1 res=$logs/$1.results rc=0 n used
+	shift
+	qemu_sync "$name" --kernel libkrunfw --machine microvm "$@" || rc=1
+	krun_root "$res" || rc=1
+	n=$(grep -c 'type=sync' "$res/root-dev-stats" 2>/dev/null)
+	used=$(root_inline "$res")
+	echo "root device: $used of $n sync queues completed requests inline"
+	[ "$used" -gt 0 ] || { echo "FAIL: the root took no sync queue"; rc=1; }
+	return $rc
+}
+
 # krun_stock_qemu NAME RUNNER-ARGS...: the host's QEMU, which offers no
 # sync queues: the suite on the interrupt-driven path (the fallback), the
 # root held by this driver all the same.

@@ -101,7 +101,7 @@ class CommandLine(unittest.TestCase):
         run = vm.Run(opts, "/repo")
         run.dir = "/run"
         line = vm.krun_command_line(run, "x=1")
-        self.assertTrue(line.startswith(vm.LIBKRUN_CMDLINE + " reboot=t "))
+        self.assertTrue(line.startswith(vm.LIBKRUN_CMDLINE + " reboot=t init_on_alloc=1 "))
         self.assertIn(" virtio_fs_sync.sync=0 virtio_fs_sync.forget_delay_ms=0 ", line)
         self.assertTrue(line.endswith(" x=1"))
         self.assertNotIn("initcall_blacklist", line)

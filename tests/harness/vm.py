@@ -489,10 +489,19 @@ LIBKRUN_CMDLINE = ("reboot=k panic=-1 panic_print=0 nomodule console=hvc0 rootfs
 
 def krun_command_line(run, append):
     """libkrun's command line, then what the runner needs: reboot=t (microvm
-    has no keyboard controller to reset through), the guest's environment,
-    the built-in driver's parameters (virtio_fs_sync.k=v)."""
+    has no keyboard controller to reset through), init_on_alloc=1 (below),
+    the guest's environment, the built-in driver's parameters
+    (virtio_fs_sync.k=v).
+
+    TCG does not see what a vhost-user device writes into guest memory: a
+    page that held code it translated, refilled by the device with another
+    file's code, would run the old translation. A page the guest's CPU
+    writes has its translations dropped, and with init_on_alloc the kernel
+    zeroes every page it hands out, as Debian's kernels do by default;
+    libkrunfw's config does not, and its guests, which take every binary
+    from virtio-fs, crash in their first programs without it."""
     opts = run.opts
-    cmdline = "%s reboot=t %s VFS_GUEST_INIT=%s/tests/vm/guest-init" % (
+    cmdline = "%s reboot=t init_on_alloc=1 %s VFS_GUEST_INIT=%s/tests/vm/guest-init" % (
         LIBKRUN_CMDLINE, guest_env(run), run.repo)
     if opts.kernel == "libkrunfw":
         for p in module_params(opts):
