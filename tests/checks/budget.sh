@@ -85,10 +85,11 @@ exit_budget() {
 # exit_budget_nowait NAME BUDGET_US -- RUNNER-ARGS...: tests/vm/scenarios/
 # exit-budget nowait, its device keeping a budget of BUDGET_US and
 # watching nothing, so that only a non-blocking form keeps an exit short:
-# the OPEN that breaks tests/vm/lease-holder.py's lease and a READ of data
-# not in the host's page cache were tried inside their kicks, found to
-# wait, and completed late (defer_nowait); the lease was broken; no exit
-# outlasted the budget by more than budget_margin_us.
+# the OPEN that breaks tests/vm/lease-holder.py's lease was tried inside
+# its kick, found to wait, and completed late (defer_nowait); so was the
+# READ of data not in the host's page cache, unless the disk's read that
+# the try starts had landed when the kernel looked again; the lease was
+# broken; no exit outlasted the budget by more than budget_margin_us.
 exit_budget_nowait() {
 	local name=$1 budget=$2 res tmp rc=0 holder longest nowait
 	shift 2
@@ -127,8 +128,8 @@ exit_budget_nowait() {
 	done
 	longest=$(counter_max "$res/dev-stats" 'type=sync' exit_max_us)
 	nowait=$(counter_sum "$res/dev-stats" 'type=sync' defer_nowait)
-	[ "$nowait" -ge 2 ] ||
-		{ echo "FAIL: defer_nowait=$nowait: the OPEN and the READ were not both completed late"; return 1; }
+	[ "$nowait" -ge 1 ] ||
+		{ echo "FAIL: defer_nowait=$nowait: the OPEN was not completed late"; return 1; }
 	[ "$longest" -le $((budget + budget_margin_us)) ] ||
 		{ echo "FAIL: an exit took $longest us, budget $budget us + $budget_margin_us us"; return 1; }
 	echo "longest exit ${longest} us, budget ${budget} us, ${nowait} would have waited" >"$logs/$name.note"
