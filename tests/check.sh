@@ -303,10 +303,11 @@ not_declared=()
 if [ -d "${LIBKRUNFW_SRC:-$(cd "$repo/.." && pwd)/shared/upstream/libkrunfw-5.4.0}" ]; then
 	t --background build:libkrunfw nice -n 19 "$repo/scripts/build-libkrunfw.sh"
 	t krun-sync:cpus1 krun_sync krun-sync:cpus1 --cpus 1
-	t krun-sync:cpus4 krun_sync krun-sync:cpus4 --cpus 4
+	# used length 0 for every buffer, as libkrun's device before 1.19
+	t krun-sync:cpus4:used-len-0 krun_used_len_zero krun-sync:cpus4:used-len-0 --cpus 4
 	t krun:stock-qemu:cpus2 krun_stock_qemu krun:stock-qemu:cpus2 --cpus 2
 else
-	not_declared+=("build:libkrunfw, krun-sync:cpus1, krun-sync:cpus4, krun:stock-qemu:cpus2 (no libkrunfw recipe: set LIBKRUNFW_SRC)")
+	not_declared+=("build:libkrunfw, krun-sync:cpus1, krun-sync:cpus4:used-len-0, krun:stock-qemu:cpus2 (no libkrunfw recipe: set LIBKRUNFW_SRC)")
 fi
 t krun:stock-kernel:cpus2 krun_stock_kernel krun:stock-kernel:cpus2 --cpus 2
 # libkrun's layout: num_sync_queues at offset 40 (sync_queues_at=40)

@@ -246,8 +246,9 @@ void dispatch__stats_print(FILE *f)
 	unsigned int i;
 
 	if (pool.opt)
-		fprintf(f, "device budget_us=%u watch=%s\n",
-			pool.opt->sync_budget_us, watch_name(pool.opt));
+		fprintf(f, "device budget_us=%u watch=%s%s\n",
+			pool.opt->sync_budget_us, watch_name(pool.opt),
+			pool.opt->used_len_zero ? " used_len=0" : "");
 	for (i = 0; i < FS_MAX_QUEUES; i++) {
 		struct fsq_stats *s = &stats[i];
 
@@ -480,6 +481,8 @@ static void complete_chain_locked(struct fs_queue *q, uint16_t head,
 		return;
 	if (fault == FAULT_CLOSE)
 		q->dev->ops->hang_up(q->dev->transport, q->index, kick_waits);
+	if (q->dev->opt->used_len_zero)
+		len = 0;
 	while (n--)
 		vring__push(&q->vr, head, len);
 }

@@ -126,6 +126,9 @@ static void usage(FILE *f)
 "                         num_sync_queues); reads past it give all ones, and\n"
 "                         short of num_sync_queues the sync queues do not\n"
 "                         exist (the bit is offered)\n"
+"  --used-len-zero        put every buffer on the used ring with length 0, as\n"
+"                         libkrun's device did before 1.19 (the guest reads\n"
+"                         the length from the reply's header)\n"
 "  --faults               test knob: a LOOKUP of vfs-fault-KIND gets a bad\n"
 "                         reply of that kind (README: fault injection)\n"
 "  --stats                print per-queue counters to stderr at exit\n"
@@ -311,6 +314,7 @@ static const struct opt_def opt_defs[] = {
 	FLAG("file-handles", file_handles),
 	UINT("config-size", config_size, 40, 48),
 	UINT("sync-queues-at", sync_queues_at, 40, 44),
+	FLAG("used-len-zero", used_len_zero),
 	CPUS("pin-sync", pin_sync),
 	CPUS("pin-workers", pin_workers),
 	OWN("help"),

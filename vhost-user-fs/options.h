@@ -49,6 +49,7 @@ struct options {
 	bool pin_inodes;
 	bool no_kick_channel;
 	bool populate_memory;		/* prefault guest memory when mapped */
+	bool used_len_zero;		/* every used length 0, as libkrun < 1.19 */
 	enum cache_mode cache;
 	enum sandbox_mode sandbox;
 	enum seccomp_mode seccomp;

@@ -47,6 +47,20 @@ krun_sync() {
 	return $rc
 }
 
+# krun_used_len_zero NAME RUNNER-ARGS...: krun_sync with both devices
+# putting every buffer on the used ring with length 0, as libkrun's did
+# before 1.19: the driver takes the reply's length from its header.
+krun_used_len_zero() {
+	local name=$1 res=$logs/$1.results rc=0 f
+	shift
+	krun_sync "$name" --dev-opts --used-len-zero "$@" || rc=1
+	for f in dev-stats root-dev-stats; do
+		grep -q '^device .* used_len=0$' "$res/$f" ||
+			{ echo "FAIL: $f: the device reported used lengths"; rc=1; }
+	done
+	return $rc
+}
+
 # krun_stock_qemu NAME RUNNER-ARGS...: the host's QEMU, which offers no
 # sync queues: the suite on the interrupt-driven path (the fallback), the
 # root held by this driver all the same.

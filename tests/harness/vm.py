@@ -568,8 +568,9 @@ def qemu_share_args(run, dev):
 def start_krun_root(run):
     """The root of a libkrunfw guest: RUN/krunroot (static busybox,
     tests/vm/krun-init as /init.krun) on a reference device of its own, tag
-    /dev/root, with as many sync queues as vCPUs; its stats go to
-    root-dev-stats. Returns QEMU's arguments for it."""
+    /dev/root, with as many sync queues as vCPUs and the first share's
+    used-length behaviour (--used-len-zero: one VMM, one behaviour); its
+    stats go to root-dev-stats. Returns QEMU's arguments for it."""
     opts = run.opts
     root = run.path("krunroot")
     for d in ("bin", "proc", "sys", "dev", "host"):
@@ -581,6 +582,7 @@ def start_krun_root(run):
     argv = [build_reference_device(run.repo), "--socket-path=" + sock, "--shared-dir=" + root,
             "--tag=/dev/root", "--request-queues=" + opts.cpus, "--sync-queues=" + opts.cpus,
             "--stats-file=" + run.path("root-dev-stats")]
+    argv += [o for o in opts.shares[0].dev_opts.split() if o == "--used-len-zero"]
     child = proc.start_child(run.children, "rootdev", argv, run.path("device.log.root"))
     if not wait_socket(sock, child):
         bad("the root's reference device did not start (device.log.root)")

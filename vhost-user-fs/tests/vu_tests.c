@@ -2289,6 +2289,36 @@ static void t_config_at_40(void)
 	CHECK(!test_failed);
 }
 
+/*
+ * --used-len-zero: every buffer on the used ring with length 0, on a
+ * request queue and on a sync queue, the reply written all the same.
+ */
+static void t_used_len_zero(void)
+{
+	struct fuse_init_in init = { .major = 7, .minor = 41 };
+	struct fuse_getattr_in gi = { 0 };
+	struct fuse_out_header *oh;
+	struct vq r, s;
+
+	restart("--workers=1 --used-len-zero");
+	CHECK(!test_failed);
+	t_setup_rings();
+	CHECK(!test_failed);
+	r = vq_of(1);
+	s = vq_of(2);
+	oh = submit(1, FUSE_INIT, 0, &init, sizeof(init), 4096);
+	CHECK(kick(1) == 0);
+	CHECK(pipe_has_call(1, 5000));
+	CHECK(__atomic_load_n(&r.used->idx, __ATOMIC_ACQUIRE) == 1);
+	CHECK(oh->error == 0 && oh->len > sizeof(*oh) && r.used->ring[0].len == 0);
+	*used_event(2) = 0x8000;
+	oh = submit(2, FUSE_GETATTR, 1, &gi, sizeof(gi), 256);
+	CHECK(kick(2) == 0);
+	CHECK(__atomic_load_n(&s.used->idx, __ATOMIC_ACQUIRE) == 1);
+	CHECK(oh->error == 0 && oh->len == sizeof(*oh) + sizeof(struct fuse_attr_out));
+	CHECK(s.used->ring[0].len == 0);
+}
+
 void vu_tests(const char *daemon)
 {
 	snprintf(daemon_path, sizeof(daemon_path), "%s", daemon);
@@ -2313,6 +2343,7 @@ void vu_tests(const char *daemon)
 	test_run("budget: an OPEN that breaks a lease completes late", t_budget_nowait_open);
 	test_run("budget: a READ of uncached data completes late", t_budget_nowait_read);
 	test_run("vhost-user: num_sync_queues at offset 40", t_config_at_40);
+	test_run("vhost-user: --used-len-zero, as libkrun before 1.19", t_used_len_zero);
 	test_run("vhost-user: per-queue kick channels", t_kick_channel);
 	test_run("vhost-user: --no-kick-channel", t_no_kick_channel);
 	test_run("vhost-user: --pin-sync and --pin-workers, read back", t_pinning);
