@@ -51,7 +51,8 @@ SETTINGS = (
     ("configs", "BENCH_CONFIGS", configs.DEFAULTS["uml"], False, "UML configurations"),
     ("floor", "BENCH_FLOOR", "1", True, "the cache=never stat floor boots (0|1)"),
     ("qemu_configs", "BENCH_QEMU_CONFIGS", configs.DEFAULTS["qemu"], False,
-     "QEMU/TCG configurations (\"\" skips)"),
+     "QEMU/TCG configurations (\"\" skips; the default has libkrun's, k-*, only where "
+     "make libkrunfw finds a recipe)"),
     ("qemu_size", "BENCH_QEMU_SIZE", "quick", True, "their sizes"),
     ("qemu_workloads", "BENCH_QEMU_WORKLOADS", "floor,unlink,smallfile,fio", True, "their workloads"),
     ("workloads", "BENCH_WORKLOADS", "floor,fio,unlink,smallfile,seq,build", True, "UML workloads"),
@@ -143,6 +144,10 @@ class Settings:
             if v is None or (empty_default and v == ""):
                 v = default
             setattr(self, attr, v)
+        if environ.get("BENCH_QEMU_CONFIGS") is None and not libkrunfw_recipe(environ):
+            # the default leaves libkrun's rows out without a recipe to build from
+            self.qemu_configs = " ".join(c for c in self.qemu_configs.split()
+                                         if not c.startswith("k-"))
         pin = environ.get("BENCH_PIN") or None
         self.pin_device = self.pin_device or pin or "0"
         self.pin_guest = self.pin_guest or pin or ("1" if TWO_CPUS else "0")
@@ -192,6 +197,14 @@ class Settings:
             q = "'" if a.endswith("'") else ""
             words.append("%s=%s%s%s" % (var, q, getattr(self, a.rstrip("'")), q))
         return "make bench (%s)" % " ".join(words)
+
+
+def libkrunfw_recipe(environ):
+    """libkrunfw's recipe that make libkrunfw builds from: LIBKRUNFW_SRC,
+    else where the project's test machines keep it; None if neither is."""
+    src = environ.get("LIBKRUNFW_SRC") or os.path.join(
+        os.path.dirname(REPO), "shared", "upstream", "libkrunfw-5.4.0")
+    return src if os.path.isdir(src) else None
 
 
 def usage():

@@ -5,7 +5,8 @@ and whether the sync path runs in it (inline completions).
 
 A group is where the configuration boots: "uml" (UML 6.12, one vCPU),
 "smp" (SMP UML 7.3, --kernel 7.3 --cpus N) and "qemu" (QEMU/TCG, 6.12 cloud
-kernel, 2 vCPUs: the host's QEMU, q-*, and the project's, qs-*). bench.py
+kernel, 2 vCPUs: the host's QEMU, q-*, and the project's, qs-*; libkrun's
+kernels on the project's QEMU, k-*). bench.py
 turns a configuration into tests/vm/run options, report.py groups, colours and checks runs by it, abuml.py checks each
 configuration ran on its driver.
 """
@@ -73,6 +74,24 @@ _QEMU = (
 )
 
 
+# libkrun's guest kernels, booted as libkrun boots them (tests/vm/run
+# --kernel libkrunfw*: microvm, libkrun's command line, the root on tag
+# /dev/root from a reference device of its own) on the project's QEMU:
+# Debian's libkrunfw5 with in-tree virtiofs against make libkrunfw's kernel
+# with the driver built in and a sync queue per vCPU; the same device, root
+# and QEMU on both sides.
+_KRUN = (
+    ("k-stock", "Debian's libkrunfw5 kernel, in-tree virtiofs, libkrun's boot on microvm, "
+     "the project's QEMU", ("--kernel", "libkrunfw-stock", "--machine", "microvm",
+                            "--qemu", "patched", "--driver", "intree"),
+     "virtiofs", False, "#1f77b4"),
+    ("k-sync", "make libkrunfw's kernel, virtio_fs_sync built in with a sync queue per vCPU, "
+     "libkrun's boot on microvm, the project's QEMU", ("--kernel", "libkrunfw", "--machine",
+                                                       "microvm", "--qemu", "patched",
+                                                       "--driver", "ours", "--sync", "on"),
+     "virtio_fs_sync", True, "#2ca02c"),
+)
+
 # The project's QEMU's machines: (machine, name suffix, transport).
 QEMU_MACHINES = (("pc", "", "virtio-pci"), ("microvm", "-microvm", "virtio-mmio"))
 
@@ -131,7 +150,7 @@ def _all():
                           args, drv, sync, DEFAULT_COLOR, *layout))
     for name, meaning, args, drv, color in _QEMU:
         out.append(Config(name, "qemu", meaning, args, drv, False, color))
-    for name, meaning, args, drv, sync, color in _qemu_sync():
+    for name, meaning, args, drv, sync, color in _qemu_sync() + _KRUN:
         out.append(Config(name, "qemu", meaning, args, drv, sync, color))
     return collections.OrderedDict((c.name, c) for c in out)
 
@@ -149,7 +168,8 @@ DEFAULTS = {
            "ours-async-colocated ours-sync-colocated intree-floating ours-async-floating "
            "ours-sync-floating",
     "qemu": " ".join(("q-intree", "q-ours", "q-intree-virtiofsd") + tuple(
-        n + sfx for _, sfx, _ in QEMU_MACHINES for n in ("qs-intree", "qs-ours-async", "qs-ours-sync"))),
+        n + sfx for _, sfx, _ in QEMU_MACHINES for n in ("qs-intree", "qs-ours-async", "qs-ours-sync"))
+        + tuple(k[0] for k in _KRUN)),
     "smp": "smp-intree smp-ours-sync smp-ours-sync-faithful",
     "in-guest": "tmpfs intree ours-async ours-sync",
     "paired": "intree intree-again ours-async ours-sync",
@@ -166,7 +186,7 @@ RATIOS = {
     "qemu": (("q-ours", "q-intree"), ("q-intree", "q-intree-virtiofsd")) + tuple(
         (a + sfx, b + sfx) for _, sfx, _ in QEMU_MACHINES
         for a, b in (("qs-ours-sync", "qs-intree"), ("qs-ours-sync", "qs-ours-async"),
-                     ("qs-ours-async", "qs-intree"))),
+                     ("qs-ours-async", "qs-intree"))) + (("k-sync", "k-stock"),),
     "smp": (("smp-ours-sync", "smp-intree"), ("smp-ours-sync", "smp-ours-sync-inband"),
             ("smp-ours-sync-faithful", "smp-intree")),
 }

@@ -51,6 +51,28 @@ class ShareDir(unittest.TestCase):
         self.assertEqual(bench.mount_of("/tmp", ""), "")
 
 
+class LibkrunRows(unittest.TestCase):
+    def test_default_has_them_only_with_a_recipe(self):
+        with tempfile.TemporaryDirectory() as src:
+            s = bench.Settings({"LIBKRUNFW_SRC": src})
+            self.assertIn("k-sync", s.qemu_configs.split())
+            self.assertIn("k-stock", s.qemu_configs.split())
+            s = bench.Settings({"LIBKRUNFW_SRC": os.path.join(src, "none")})
+            self.assertFalse([c for c in s.qemu_configs.split() if c.startswith("k-")])
+            self.assertIn("qs-ours-sync", s.qemu_configs.split())
+
+    def test_asked_for_they_stay(self):
+        s = bench.Settings({"LIBKRUNFW_SRC": "/nonexistent", "BENCH_QEMU_CONFIGS": "k-stock k-sync"})
+        self.assertEqual(s.qemu_configs, "k-stock k-sync")
+
+    def test_boot_args_are_libkruns(self):
+        args = bench.qemu_args(bench.Settings({}), "k-sync")
+        # after qemu_args' default kernel: the runner takes the last one given
+        kernels = [args[i + 1] for i, a in enumerate(args) if a == "--kernel"]
+        self.assertEqual(kernels[-1], "libkrunfw")
+        self.assertIn("microvm", args)
+
+
 class SmpSize(unittest.TestCase):
     def sizes(self, env):
         s = bench.Settings(env)
