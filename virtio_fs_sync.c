@@ -23,6 +23,7 @@
 
 #include <linux/cpumask.h>
 #include <linux/dax.h>
+#include <linux/device.h>
 #include <linux/ioport.h>
 #include <linux/kobject.h>
 #include <linux/memremap.h>
@@ -751,8 +752,10 @@ static int vfsync_probe(struct virtio_device *vdev)
 	if (ret < 0)
 		goto out_vqs;
 
-	dev_info(&vdev->dev, "tag <%s>: %u request queue(s), %u sync queue(s)\n",
-		 fs->tag, fs->num_request_queues, fs->num_sync_queues);
+	dev_info(&vdev->dev, "tag <%s>: %u request queue(s), %u sync queue(s)%s\n",
+		 fs->tag, fs->num_request_queues, fs->num_sync_queues,
+		 fs->num_sync_queues ? "" : !vfsync_param_sync ? " (sync=0)" :
+		 !sync ? " (the device offers none)" : " (the device has none)");
 	return 0;
 
 out_vqs:
@@ -840,6 +843,40 @@ unsigned int vfsync_sync_feature_bit(bool *enabled)
 	return vfsync_feature_bit;
 }
 
+/*
+ * One line for each virtio-fs device this driver did not bind: in-tree
+ * virtiofs, loaded or built in first, holds it, or its probe failed.
+ * Which driver binds a device is decided by load order alone.
+ */
+static int vfsync_report_device(struct device *dev, void *data)
+{
+	unsigned int *count = data;
+
+	if (dev_to_virtio(dev)->id.device != VIRTIO_ID_FS)
+		return 0;
+	count[0]++;
+	device_lock(dev);
+	if (dev->driver == &vfsync_driver.driver)
+		count[1]++;
+	else if (dev->driver)
+		pr_info("%s: held by %s, not by this driver\n", dev_name(dev),
+			dev->driver->name);
+	else
+		pr_info("%s: held by no driver (see its probe's error above)\n",
+			dev_name(dev));
+	device_unlock(dev);
+	return 0;
+}
+
+static void vfsync_report_devices(void)
+{
+	unsigned int count[2] = { 0, 0 };	/* virtio-fs devices, bound */
+
+	bus_for_each_dev(vfsync_driver.driver.bus, NULL, count,
+			 vfsync_report_device);
+	pr_info("bound %u of the %u virtio-fs device(s) present at load\n", count[1], count[0]);
+}
+
 /* Called by the module's init, before the file system type is registered */
 int vfsync_virtio_init(void)
 {
@@ -878,8 +915,10 @@ int vfsync_virtio_init(void)
 		vfsync_debugfs_exit();
 		kset_unregister(vfsync_kset);
 		vfsync_wq_exit();
+		return ret;
 	}
-	return ret;
+	vfsync_report_devices();
+	return 0;
 }
 
 /* After the file system type is gone: no request is left to end */
