@@ -143,6 +143,7 @@ t uml:direct-io-sync0 "$repo/tests/vm/run" --results "$logs/uml:direct-io-sync0.
 t uml:config-40 short_config 40
 t uml:config-44 short_config 44
 t uml:many-queues many_queues
+t uml:status-tool status_tool
 t uml:unbind-under-load "$repo/tests/vm/run" --results "$logs/uml:unbind-under-load.results" \
 	--driver ours -- "$repo/tests/vm/scenarios/unbind-under-load"
 # mounts race unmounts (sget_fc() tests the superblock of an unmount in

@@ -282,3 +282,24 @@ many_queues() {
 		END { exit !(all == whole + 1 && whole + more == 64) }' ||
 		{ echo "sysfs: expected whole lines and one truncated: line for the rest"; return 1; }
 }
+
+# scripts/virtio-fs-sync-status in a guest: with sync queues, the share's
+# line says the sync path is on and how many requests completed inside the
+# kick (exit 0); loaded with sync=0, that it is off and why (exit 1).
+status_tool() {
+	local res=$logs/uml:status-tool.results out rc=0
+	local cmd='echo x >/mnt/share/f && cat /mnt/share/f >/dev/null && "$1"; echo "exit $?"'
+	out=$("$repo/tests/vm/run" --results "$res" --driver ours --sync on -- \
+		sh -c "$cmd" sh "$repo/scripts/virtio-fs-sync-status") || return 1
+	echo "$out"
+	echo "$out" | grep -q '^share: virtio[0-9]*, virtio_fs_sync, hiprio=1 request=1 sync=1; sync path on: [1-9][0-9]* of [1-9][0-9]* requests completed inside the kick ([0-9.]* %).*; mounted at: /mnt/share$' ||
+		{ echo "FAIL: expected the share on the sync path, with its inline count"; rc=1; }
+	echo "$out" | grep -qx 'exit 0' || { echo "FAIL: expected exit 0"; rc=1; }
+	out=$("$repo/tests/vm/run" --results "$res.sync0" --driver ours --sync off -- \
+		sh -c "$cmd" sh "$repo/scripts/virtio-fs-sync-status") || return 1
+	echo "$out"
+	echo "$out" | grep -q '^share: .*; sync path off: the module was loaded with sync=0; mounted at: /mnt/share$' ||
+		{ echo "FAIL: expected the sync path off, for sync=0"; rc=1; }
+	echo "$out" | grep -qx 'exit 1' || { echo "FAIL: expected exit 1"; rc=1; }
+	return $rc
+}
