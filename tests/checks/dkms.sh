@@ -58,6 +58,20 @@ dkms_check() {
 	modinfo -F vermagic "$inst" | tee "$tmp/vermagic"
 	grep -q "^$rel " "$tmp/vermagic" || { echo "vermagic is not $rel"; rc=1; }
 
+	# Without it, on 6.1 a device's modalias loads in-tree virtiofs and
+	# this driver both (the first to load binds), and on 6.12 and 7.3 a
+	# mount of type virtiofs finds only the built-in one.
+	echo "# with the documented /etc/modprobe.d file, a device and a mount load this driver alone"
+	mkdir "$tmp/modprobe.d"
+	cp "$repo/scripts/modprobe.d/virtio_fs_sync.conf" "$tmp/modprobe.d/"
+	local alias loads
+	for alias in virtio:d0000001Av00001AF4 fs-virtiofs; do
+		loads=$(modprobe -d "$tmp/root" -S "$rel" -C "$tmp/modprobe.d" --show-depends "$alias" |
+			awk '$1 == "builtin" || $2 ~ /\/(virtiofs|virtio_fs_sync)\.ko$/ { print $1, $2 }')
+		echo "$alias: $loads"
+		[ "$loads" = "insmod $inst" ] || { echo "$alias does not load $inst alone"; rc=1; }
+	done
+
 	echo "# the host's module trees are untouched"
 	find /lib/modules /boot /var/lib/dkms -newer "$tmp/stamp" 2>/dev/null | tee "$tmp/touched"
 	[ -s "$tmp/touched" ] && { echo "dkms changed the host"; rc=1; }
