@@ -37,8 +37,7 @@ DRIVER_FILES := Kbuild Kconfig compat.h virtio_fs_sync.h virtio_fs_sync.c \
 SOURCES := $(DRIVER_FILES) Makefile dkms.conf scripts/fuse-header.sh \
 	scripts/build-root.sh scripts/apt-private.sh
 
-VERSION := $(shell git -C $(REPO) describe --always --dirty 2>/dev/null || \
-	cat $(REPO)/VERSION 2>/dev/null || echo unknown)
+VERSION := $(shell cat $(REPO)/VERSION 2>/dev/null || $(REPO)/scripts/version.sh)
 
 # Series whose Debian headers need a newer userland than the host's
 BUILD_ROOT_7.3 := trixie

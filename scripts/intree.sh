@@ -43,7 +43,7 @@ install_into() {
 	done
 	# Kbuild reads the version from here when it is not in a git checkout.
 	local ver
-	ver=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)
+	ver=$("$repo/scripts/version.sh")
 	echo "$ver" >"$dst/VERSION.new"
 	if cmp -s "$dst/VERSION.new" "$dst/VERSION"; then
 		rm "$dst/VERSION.new"
