@@ -73,9 +73,6 @@ static void usage(FILE *f)
 "                         the share is on ext2/3/4, xfs, btrfs or tmpfs\n"
 "                         (not on its submounts of other file systems)\n"
 "  --writeback, --no-writeback  FUSE writeback cache (default off)\n"
-"  --no-async-dio         never grant FUSE_ASYNC_DIO, as a frontend with sync\n"
-"                         queues never gets it (bench knob: the same\n"
-"                         O_DIRECT path for an interrupt-driven frontend)\n"
 "  --xattr, --no-xattr    extended attributes (default on)\n"
 "  --request-queues=R     request queues in the config space (default 1)\n"
 "  --sync-queues=S        sync queues, 0 = VIRTIO_FS_F_SYNC not offered (1)\n"
@@ -110,27 +107,10 @@ static void usage(FILE *f)
 "                         over by the guest can then open any file of the\n"
 "                         share's file systems (default: every inode the\n"
 "                         guest knows keeps an fd; beyond --max-files ENFILE)\n"
-"  --sync-late=N          test knob: complete every Nth sync-queue request\n"
-"                         after the kick's acknowledgement (0 = never)\n"
-"  --delay-us=N           test knob: a worker waits N us before it handles\n"
-"                         each request or hiprio request, so that they pile\n"
-"                         up in the queue (0 = never)\n"
-"  --sync-delay-ms=N      test knob: a sync queue's kick waits N ms before its\n"
-"                         requests run (a host slower than the frontend's\n"
-"                         bound; 0 = never)\n"
 "  --sync-queues-at=44|40 the offset of num_sync_queues in the config space:\n"
 "                         44, the contract's (48 bytes), or 40, right after\n"
 "                         num_request_queues, as a libkrun-style VMM appends\n"
 "                         it to its 40-byte config (44 bytes) (44)\n"
-"  --config-size=N        test knob: a config space of N bytes, 40..48 (up to\n"
-"                         num_sync_queues); reads past it give all ones, and\n"
-"                         short of num_sync_queues the sync queues do not\n"
-"                         exist (the bit is offered)\n"
-"  --used-len-zero        put every buffer on the used ring with length 0, as\n"
-"                         libkrun's device did before 1.19 (the guest reads\n"
-"                         the length from the reply's header)\n"
-"  --faults               test knob: a LOOKUP of vfs-fault-KIND gets a bad\n"
-"                         reply of that kind (README: fault injection)\n"
 "  --stats                print per-queue counters to stderr at exit\n"
 "  --stats-file=FILE      write them to FILE at exit and on SIGUSR1\n"
 "  --trace-file=FILE      one line per processed request: queue, thread,\n"
@@ -148,16 +128,46 @@ static void usage(FILE *f)
 "  --seccomp=trap|kill|none  system-call allow-list: a forbidden call\n"
 "                         ends the daemon with a message (trap, default),\n"
 "                         silently (kill), or no filter\n"
-"  --test-forbidden-syscall[=uname|fork]  test knob: once the sandbox is\n"
-"                         up, call uname or fork, which it forbids\n"
-"  --test-escape          test knob: once the sandbox is up, act as a daemon\n"
-"                         taken over by the guest: try to leave it, report\n"
-"                         each attempt, exit 0 if all failed, else 3\n"
 "  --pin-sync=CPU[,CPU...]  pin sync queue i's handler thread to entry\n"
 "                         i mod n, the control thread to all of them\n"
 "  --pin-workers=LIST     pin the worker threads to the CPUs of LIST\n"
 "  --debug                log every request that fails to stderr\n"
-"  --help                 this text\n");
+"  --help                 this text\n"
+"--help-test lists the test knobs, for tests and benchmarks only.\n");
+}
+
+/* The knobs of tests and benchmarks, kept out of --help. */
+static void usage_test(FILE *f)
+{
+	fprintf(f,
+"vhost-user-fs test knobs, for tests and benchmarks only (never for a guest\n"
+"that is not a test), given beside the options of --help:\n"
+"  --faults               a LOOKUP of vfs-fault-KIND gets a bad reply of that\n"
+"                         kind (README: fault injection)\n"
+"  --sync-late=N          complete every Nth sync-queue request after the\n"
+"                         kick's acknowledgement (0 = never)\n"
+"  --delay-us=N           a worker waits N us before it handles each request\n"
+"                         or hiprio request, so that they pile up in the\n"
+"                         queue (0 = never)\n"
+"  --sync-delay-ms=N      a sync queue's kick waits N ms before its requests\n"
+"                         run (a host slower than the frontend's bound;\n"
+"                         0 = never)\n"
+"  --config-size=N        a config space of N bytes, 40..48 (up to\n"
+"                         num_sync_queues); reads past it give all ones, and\n"
+"                         short of num_sync_queues the sync queues do not\n"
+"                         exist (the bit is offered)\n"
+"  --used-len-zero        put every buffer on the used ring with length 0, as\n"
+"                         libkrun's device did before 1.19 (the guest reads\n"
+"                         the length from the reply's header)\n"
+"  --no-async-dio         never grant FUSE_ASYNC_DIO, as a frontend with sync\n"
+"                         queues never gets it (bench knob: the same\n"
+"                         O_DIRECT path for an interrupt-driven frontend)\n"
+"  --test-forbidden-syscall[=uname|fork]  once the sandbox is up, call uname\n"
+"                         or fork, which it forbids\n"
+"  --test-escape          once the sandbox is up, act as a daemon taken over\n"
+"                         by the guest: try to leave it, report each\n"
+"                         attempt, exit 0 if all failed, else 3\n"
+"  --help-test            this text\n");
 }
 
 static void die_usage(const char *fmt, const char *arg)
@@ -318,6 +328,7 @@ static const struct opt_def opt_defs[] = {
 	CPUS("pin-sync", pin_sync),
 	CPUS("pin-workers", pin_workers),
 	OWN("help"),
+	OWN("help-test"),
 };
 
 #define N_OPTS		(sizeof(opt_defs) / sizeof(opt_defs[0]))
@@ -398,7 +409,7 @@ static void parse_args(int argc, char **argv)
 		lo[i] = (struct option){ d->name, required_argument, NULL,
 					 OPT_VAL + i };
 		if (d->kind == K_TRUE || d->kind == K_FALSE ||
-		    !strcmp(d->name, "help"))
+		    !strcmp(d->name, "help") || !strcmp(d->name, "help-test"))
 			lo[i].has_arg = no_argument;
 		else if (!strcmp(d->name, "test-forbidden-syscall"))
 			lo[i].has_arg = optional_argument;
@@ -415,6 +426,9 @@ static void parse_args(int argc, char **argv)
 			parse_o(optarg);
 		} else if (c == 'h' || !strcmp(name, "help")) {
 			usage(stdout);
+			exit(0);
+		} else if (!strcmp(name, "help-test")) {
+			usage_test(stdout);
 			exit(0);
 		} else if (!strcmp(name, "test-forbidden-syscall")) {
 			opt.test_forbidden_syscall = optarg ? optarg : "uname";

@@ -1910,6 +1910,90 @@ static void t_pinning_refused(void)
 	CHECK(exit_status_with(good) == 1);
 }
 
+/* The daemon's stdout with ARG alone, and its exit status. */
+static int help_text(const char *arg, char *out, size_t len)
+{
+	int fds[2], status = -1;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		dup2(fds[1], 1);
+		execl(daemon_path, daemon_path, arg, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	while ((n = read(fds[0], out + got, len - 1 - got)) > 0)
+		got += n;
+	out[got] = 0;
+	close(fds[0]);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* Whether TEXT names the option --NAME (not one it is a prefix of). */
+static bool names_opt(const char *text, const char *name)
+{
+	size_t len = strlen(name);
+	const char *p;
+
+	for (p = strstr(text, "--"); p; p = strstr(p + 2, "--")) {
+		char next = p[2 + len];
+
+		if (!strncmp(p + 2, name, len) &&
+		    !(next == '-' || (next >= 'a' && next <= 'z')))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * --help lists what a user runs the device with, --help-test the knobs of
+ * tests and benchmarks, each knob in one of them only; every knob is still
+ * taken (the socket fails next: status 1).
+ */
+static void t_help_split(void)
+{
+	static const char *const knobs[] = {
+		"faults", "sync-late=1", "delay-us=1", "sync-delay-ms=1",
+		"config-size=44", "test-forbidden-syscall", "test-escape",
+		"used-len-zero", "no-async-dio",
+	};
+	static const char *const user[] = {
+		"socket-path", "shared-dir", "sync-queues-at", "populate-memory",
+		"trace-file", "help-test",
+	};
+	char help[8192], test[8192], name[64], arg[80];
+	unsigned int i;
+
+	CHECK(help_text("--help", help, sizeof(help)) == 0);
+	CHECK(help_text("--help-test", test, sizeof(test)) == 0);
+	for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+		snprintf(name, sizeof(name), "%.*s",
+			 (int)strcspn(knobs[i], "="), knobs[i]);
+		if (names_opt(help, name) || !names_opt(test, name))
+			printf("  --%s: in --help %d, in --help-test %d\n", name,
+			       names_opt(help, name), names_opt(test, name));
+		CHECK(!names_opt(help, name) && names_opt(test, name));
+		snprintf(arg, sizeof(arg), "--%s", knobs[i]);
+		CHECK(exit_status_with(arg) == 1);
+	}
+	for (i = 0; i < sizeof(user) / sizeof(user[0]); i++) {
+		if (!names_opt(help, user[i]))
+			printf("  --%s: not in --help\n", user[i]);
+		CHECK(names_opt(help, user[i]));
+	}
+	CHECK(!names_opt(test, "shared-dir"));
+	/* the last line of --help points to --help-test */
+	CHECK(strlen(help) > 1 && help[strlen(help) - 1] == '\n');
+	help[strlen(help) - 1] = 0;
+	CHECK(names_opt(strrchr(help, '\n'), "help-test"));
+}
+
 /*
  * VIRTIO_FS_F_SYNC_BUDGET is the bit after the sync bit: offered with a
  * budget (the default has one), not without, and never as bit 24 (a
@@ -2348,6 +2432,7 @@ void vu_tests(const char *daemon)
 	test_run("vhost-user: --no-kick-channel", t_no_kick_channel);
 	test_run("vhost-user: --pin-sync and --pin-workers, read back", t_pinning);
 	test_run("vhost-user: --pin-sync refuses CPUs it may not use", t_pinning_refused);
+	test_run("options: --help for users, --help-test for the test knobs", t_help_split);
 	test_run("vhost-user: EVENT_IDX after the rings: checked again", t_late_event_idx);
 	test_run("vhost-user: --populate-memory prefaults guest memory", t_populate_memory);
 	test_run("vhost-user: many chains on three workers all complete once", t_worker_stress);
