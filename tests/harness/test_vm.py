@@ -144,6 +144,23 @@ class CommandLine(unittest.TestCase):
                 self.parse(*argv, "--", "true")
             self.assertIn(message, str(e.exception))
 
+    def test_accel(self):
+        q = ("--substrate", "qemu")
+        self.assertEqual(self.parse(*q, "--", "true").accel, "tcg")
+        self.assertEqual(self.parse(*q, "--accel", "kvm", "--", "true").accel, "kvm")
+        self.assertEqual(self.parse(*q, "--accel", "tcg", "--tcg-thread", "multi", "--", "true").tcg_thread,
+                         "multi")
+        cases = {
+            q + ("--accel", "hvf"): "--accel kvm|tcg",
+            q + ("--accel", "kvm", "--tcg-thread", "single"): "--tcg-thread is for TCG, not --accel kvm",
+            ("--accel", "kvm"): "--accel kvm is for --substrate qemu",
+        }
+        for argv, message in cases.items():
+            with self.assertRaises(vm_options.UsageError, msg=argv) as e:
+                self.parse(*argv, "--", "true")
+            self.assertIn(message, str(e.exception))
+        self.assertIn("--accel kvm|tcg", vm_options.USAGE)
+
     def test_no_command(self):
         with self.assertRaises(vm_options.UsageError):
             vm_options.parse_args(["--sync", "off"])
@@ -173,6 +190,31 @@ class GuestFiles(unittest.TestCase):
         got = vm.grep_with_context(data.splitlines(keepends=True), vm.SPLAT_RE, 15, 80)
         self.assertEqual(got, want)
         self.assertTrue(re.search(rb"^--$", got, re.M))
+
+
+class QemuCommand(unittest.TestCase):
+    def argv(self, *options):
+        opts = vm_options.parse_args(["--substrate", "qemu", *options, "--", "true"])
+        vm_options.validate(opts)
+        run = vm.Run(opts, "/repo")
+        run.dir = "/run"
+        return vm.qemu_argv(run, "qemu-system-x86_64", ["-machine", "pc"], ["-kernel", "k"], "console=ttyS0",
+                            "vhost-user-fs-pci", ["-serial", "file:/run/console"])
+
+    def after(self, argv, option):
+        return argv[argv.index(option) + 1]
+
+    def test_tcg_by_default(self):
+        argv = self.argv()
+        self.assertEqual((self.after(argv, "-accel"), self.after(argv, "-cpu")), ("tcg,thread=single", "max"))
+        argv = self.argv("--tcg-thread", "multi", "--accel", "tcg")
+        self.assertEqual(self.after(argv, "-accel"), "tcg,thread=multi")
+
+    def test_kvm(self):
+        argv = self.argv("--accel", "kvm")
+        self.assertEqual((self.after(argv, "-accel"), self.after(argv, "-cpu")), ("kvm", "host"))
+        self.assertEqual((argv.count("-accel"), argv.count("-cpu")), (1, 1))
+        self.assertFalse([a for a in argv if "tcg" in a])
 
 
 class Initramfs(unittest.TestCase):

@@ -641,14 +641,26 @@ def run_qemu(run):
                    cmdline, dev, ["-serial", "file:" + run.path("console")])
 
 
+def qemu_accel_args(opts):
+    """The accelerator and the CPU model it runs: TCG (single-threaded
+    unless --tcg-thread multi) on QEMU's max CPU, or KVM on the host's."""
+    if opts.accel == "kvm":
+        return ["-accel", "kvm", "-cpu", "host"]
+    return ["-accel", "tcg,thread=" + (opts.tcg_thread or "single"), "-cpu", "max"]
+
+
 def run_qemu_guest(run, qemu, machine, boot_args, cmdline, dev, console):
+    """Start QEMU (qemu_argv)."""
+    run_guest(run, qemu_argv(run, qemu, machine, boot_args, cmdline, dev, console), run.path("qemu.log"))
+
+
+def qemu_argv(run, qemu, machine, boot_args, cmdline, dev, console):
     """QEMU with the host tree (tag hostroot), the shares' devices and
     CONSOLE's arguments; BOOT_ARGS: the kernel and what it boots from."""
     opts = run.opts
-    argv = [qemu, "-nographic", "-no-reboot",
-            "-accel", "tcg,thread=" + (opts.tcg_thread or "single"), "-cpu", "max",
-            "-smp", opts.cpus, "-m", opts.mem,
-            "-object", "memory-backend-memfd,id=mem,size=%sM,share=on" % opts.mem] + machine + \
+    argv = [qemu, "-nographic", "-no-reboot"] + qemu_accel_args(opts) + \
+        ["-smp", opts.cpus, "-m", opts.mem,
+         "-object", "memory-backend-memfd,id=mem,size=%sM,share=on" % opts.mem] + machine + \
         boot_args + ["-append", cmdline,
                      "-chardev", "socket,id=root,path=" + run.path("root.sock"),
                      "-device", dev + ",chardev=root,tag=hostroot"] + qemu_share_args(run, dev) + \
@@ -657,7 +669,7 @@ def run_qemu_guest(run, qemu, machine, boot_args, cmdline, dev, console):
         # no NIC: the patched build has no network option ROMs (the
         # host's come with its own QEMU), and the guest uses none
         argv += ["-nic", "none"]
-    run_guest(run, argv, run.path("qemu.log"))
+    return argv
 
 
 def record_pin_check(run):

@@ -32,10 +32,14 @@ usage: tests/vm/run [options] [--share DIR [share options]]... -- CMD [ARGS...]
                          once into the cache), whose vhost-user-fs runs sync
                          queues; default patched when --sync is on and a
                          share is ours on the reference device, else stock
+  --accel kvm|tcg        QEMU: the accelerator (default tcg); kvm runs
+                         QEMU with -accel kvm -cpu host (the host's
+                         /dev/kvm); --tcg-thread is refused with kvm; UML
+                         refuses --accel kvm
   --tcg-thread single|multi
-                         QEMU: TCG threads for the vCPUs (default single;
-                         multi-threaded TCG breaks Debian's kernels' code
-                         patching at random here)
+                         QEMU under TCG: TCG threads for the vCPUs (default
+                         single; multi-threaded TCG breaks Debian's
+                         kernels' code patching at random here)
   --mem MB               guest memory (default 512 for UML, 1024 for QEMU)
   --share DIR            host directory to share (default, or DIR empty: a
                          fresh temp dir); repeat it for more devices, see below
@@ -176,6 +180,7 @@ class Options:
         self.sync = "on"
         self.cpus = ""
         self.machine = "pc"
+        self.accel = ""  # "" until validate(): tcg for QEMU
         self.tcg_thread = ""
         self.qemu = ""
         self.mem = ""
@@ -201,6 +206,7 @@ class Options:
 GLOBAL_VALUE_OPTIONS = {
     "--substrate": "substrate", "--kernel": "kernel", "--sync": "sync", "--cpus": "cpus",
     "--machine": "machine", "--qemu": "qemu", "--tcg-thread": "tcg_thread", "--mem": "mem", "--flavor": "flavor",
+    "--accel": "accel",
     "--pin": "pin", "--pin-device": "pin_device", "--pin-guest": "pin_guest",
     "--pin-vcpus": "pin_vcpus",
     "--timeout": "timeout", "--results": "results", "--append": "append",
@@ -284,6 +290,7 @@ def validate(opts):
            "--kernel 6.12|6.1|7.3|6.12-rt|6.1-rt|libkrunfw|libkrunfw-stock")
     one_of(opts.sync, ("on", "off"), "--sync on|off")
     one_of(opts.machine, ("pc", "microvm"), "--machine pc|microvm")
+    one_of(opts.accel or "tcg", ("kvm", "tcg"), "--accel kvm|tcg")
     one_of(opts.tcg_thread or "single", ("single", "multi"), "--tcg-thread single|multi")
     one_of(opts.flavor, ("debug", "bench"), "--flavor debug|bench")
     validate_guest_size(opts)
@@ -328,9 +335,11 @@ def sync_share(opts, share):
 
 
 def validate_qemu(opts):
-    """--qemu and --qemu-props; the default QEMU: the patched one where a
-    share can take the sync path, the host's otherwise."""
+    """--qemu, --qemu-props and --accel; the default QEMU: the patched one
+    where a share can take the sync path, the host's otherwise."""
     if opts.substrate != "qemu":
+        if opts.accel == "kvm":
+            bad("--accel kvm is for --substrate qemu (UML runs on no accelerator)")
         if opts.qemu:
             bad("--qemu is for --substrate qemu")
         if any(s.qemu_props for s in opts.shares):
@@ -339,6 +348,9 @@ def validate_qemu(opts):
     if not opts.qemu:
         opts.qemu = "patched" if any(sync_share(opts, s) for s in opts.shares) else "stock"
     one_of(opts.qemu, ("stock", "patched"), "--qemu stock|patched")
+    opts.accel = opts.accel or "tcg"
+    if opts.accel == "kvm" and opts.tcg_thread:
+        bad("--tcg-thread is for TCG, not --accel kvm")
     for share in opts.shares:
         if share.qemu_props and opts.qemu != "patched":
             bad("share %s: --qemu-props needs --qemu patched" % share.tag)
