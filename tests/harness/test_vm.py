@@ -3,9 +3,11 @@
 python3 -m unittest discover -s tests/harness -t tests"""
 import os
 import re
+import shlex
 import subprocess
 import tempfile
 import unittest
+from unittest import mock
 
 from harness import cpus, initramfs, vm, vm_options
 
@@ -215,6 +217,83 @@ class QemuCommand(unittest.TestCase):
         self.assertEqual((self.after(argv, "-accel"), self.after(argv, "-cpu")), ("kvm", "host"))
         self.assertEqual((argv.count("-accel"), argv.count("-cpu")), (1, 1))
         self.assertFalse([a for a in argv if "tcg" in a])
+
+
+class CommandLineFiles(unittest.TestCase):
+    """The run directory keeps each started process's command line."""
+
+    def run_in(self, d, *options):
+        opts = vm_options.parse_args([*options, "--", "true"])
+        vm_options.validate(opts)
+        run = vm.Run(opts, "/repo")
+        run.dir = d
+        return run
+
+    def read_argv(self, run, name):
+        with open(run.path(name)) as f:
+            text = f.read()
+        self.assertTrue(text.endswith("\n") and text.count("\n") == 1, text)
+        return shlex.split(text)
+
+    def test_quoted_as_the_shell_reads_it(self):
+        argv = ["qemu", "-append", "console=ttyS0 a='b c'", "it's", "$HOME", ""]
+        with tempfile.TemporaryDirectory() as d:
+            run = self.run_in(d)
+            vm.write_cmdline(run, "qemu-cmdline", argv)
+            self.assertEqual(self.read_argv(run, "qemu-cmdline"), argv)
+            with open(run.path("qemu-cmdline")) as f:
+                out = subprocess.run("printf '%s|' " + f.read(), shell=True, stdout=subprocess.PIPE,
+                                     check=True)
+            self.assertEqual(out.stdout.decode(), "".join(a + "|" for a in argv))
+
+    def test_qemu_cmdline(self):
+        with tempfile.TemporaryDirectory() as d:
+            run = self.run_in(d, "--substrate", "qemu", "--accel", "kvm")
+            with mock.patch.object(vm, "run_guest") as run_guest:
+                vm.run_qemu_guest(run, "qemu-system-x86_64", ["-machine", "pc"], ["-kernel", "k"],
+                                  "console=ttyS0 x='1 2'", "vhost-user-fs-pci", [])
+            started = run_guest.call_args[0][1]
+            self.assertEqual(self.read_argv(run, "qemu-cmdline"), started)
+            self.assertIn("console=ttyS0 x='1 2'", started)
+
+    def test_device_cmdline_per_share(self):
+        class Child:
+            pid = os.getpid()
+
+        with tempfile.TemporaryDirectory() as d:
+            # a share's path with a blank and a quote: the file must quote it
+            share_dir = os.path.join(d, "it's a share")
+            os.mkdir(share_dir)
+            run = self.run_in(d, "--substrate", "qemu", "--share", share_dir,
+                              "--dev-opts", "--faults --workers=2",
+                              "--share", share_dir, "--device", "virtiofsd", "--tag", "b")
+            started = []
+
+            def start_child(children, name, argv, output, cpus=None):
+                started.append((name, argv))
+                return Child()
+
+            binary = "/repo/vhost-user-fs/vhost-user-fs"
+            with mock.patch.object(vm.proc, "start_child", start_child), \
+                    mock.patch.object(vm, "wait_socket", return_value=True), \
+                    mock.patch.object(vm, "build_reference_device", return_value=binary):
+                for share in run.opts.shares:
+                    vm.start_share_device(run, share)
+                vm.start_host_tree(run)
+            self.assertEqual([n for n, _ in started], ["device", "device.b", "hostroot"])
+            ref, virtiofsd, hostroot = (a for _, a in started)
+            self.assertEqual(self.read_argv(run, "device-cmdline"), ref)
+            self.assertEqual(ref[0], binary)
+            self.assertIn("--shared-dir=" + share_dir, ref)
+            self.assertEqual(ref[-2:], ["--faults", "--workers=2"])
+            self.assertEqual(self.read_argv(run, "device-cmdline.b"), virtiofsd)
+            self.assertEqual(virtiofsd[0], vm.VIRTIOFSD)
+            self.assertEqual(self.read_argv(run, "hostroot-cmdline"), hostroot)
+
+    def test_documented(self):
+        for name in ("qemu-cmdline", "device-cmdline", "device-cmdline.share1", "hostroot-cmdline",
+                     "device-cmdline.root"):
+            self.assertIn(name, vm_options.USAGE)
 
 
 class Initramfs(unittest.TestCase):

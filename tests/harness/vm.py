@@ -19,6 +19,7 @@ started, writes cpu-times and copies the run directory to --results.
 import fcntl
 import os
 import re
+import shlex
 import shutil
 import stat
 import subprocess
@@ -122,6 +123,12 @@ def write_command(run):
     """RUN/cmd: CMD as one sh script that starts in /mnt/share."""
     words = b"".join(b" " + shell_quote(a) for a in run.opts.command)
     run.write("cmd", b"cd /mnt/share || exit 126\nexec" + words + b"\n", "wb")
+
+
+def write_cmdline(run, name, argv):
+    """RUN/NAME: the command line of a process the run starts, quoted so
+    that it can be pasted into a shell."""
+    run.write(name, shlex.join(argv) + "\n")
 
 
 def pci_slot(opts, share):
@@ -234,6 +241,7 @@ def start_share_device(run, share):
         argv = reference_device_argv(run, share)
     else:
         argv = virtiofsd_argv(run, share)
+    write_cmdline(run, "device-cmdline" + s, argv)
     child = proc.start_child(run.children, "device" + s, argv, run.path("device.log" + s),
                              cpus=pin_set(run.opts.pin_device))
     if not wait_socket(run.path("share.sock" + s), child):
@@ -443,10 +451,10 @@ def build_module(run):
 def start_host_tree(run):
     """The host's tree for CMD and the results, through QEMU's virtiofsd;
     mounted by the driver under test. Not pinned: not the device under test."""
-    child = proc.start_child(run.children, "hostroot",
-                             [VIRTIOFSD, "--socket-path=" + run.path("root.sock"), "-o", "source=/",
-                              "-o", "sandbox=chroot", "-o", "cache=auto"],
-                             run.path("hostroot.log"))
+    argv = [VIRTIOFSD, "--socket-path=" + run.path("root.sock"), "-o", "source=/",
+            "-o", "sandbox=chroot", "-o", "cache=auto"]
+    write_cmdline(run, "hostroot-cmdline", argv)
+    child = proc.start_child(run.children, "hostroot", argv, run.path("hostroot.log"))
     if not wait_socket(run.path("root.sock"), child):
         bad("virtiofsd for the host tree did not start")
     run.pinning("hostroot_cpus_allowed=" + cpulist.cpus_allowed(child.pid))
@@ -583,6 +591,7 @@ def start_krun_root(run):
             "--tag=/dev/root", "--request-queues=" + opts.cpus, "--sync-queues=" + opts.cpus,
             "--stats-file=" + run.path("root-dev-stats")]
     argv += [o for o in opts.shares[0].dev_opts.split() if o == "--used-len-zero"]
+    write_cmdline(run, "device-cmdline.root", argv)
     child = proc.start_child(run.children, "rootdev", argv, run.path("device.log.root"))
     if not wait_socket(sock, child):
         bad("the root's reference device did not start (device.log.root)")
@@ -650,8 +659,10 @@ def qemu_accel_args(opts):
 
 
 def run_qemu_guest(run, qemu, machine, boot_args, cmdline, dev, console):
-    """Start QEMU (qemu_argv)."""
-    run_guest(run, qemu_argv(run, qemu, machine, boot_args, cmdline, dev, console), run.path("qemu.log"))
+    """Start QEMU (qemu_argv), its command line in RUN/qemu-cmdline."""
+    argv = qemu_argv(run, qemu, machine, boot_args, cmdline, dev, console)
+    write_cmdline(run, "qemu-cmdline", argv)
+    run_guest(run, argv, run.path("qemu.log"))
 
 
 def qemu_argv(run, qemu, machine, boot_args, cmdline, dev, console):

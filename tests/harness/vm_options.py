@@ -102,6 +102,14 @@ Exit status: CMD's, or 124 on a hang, 125 on a kernel splat in dmesg,
 did not take, ...).
 
 The run directory also gets:
+  qemu-cmdline  QEMU's command line as it was started, its words quoted
+             for the shell (Python's shlex.join) so that it can be pasted;
+             its paths name the run's own directory, which is removed at
+             the end (--results gets a copy)
+  device-cmdline  the same for the share's device (the reference device
+             or virtiofsd); hostroot-cmdline for the host tree's virtiofsd
+             (QEMU), device-cmdline.root for the root's reference device of
+             --kernel libkrunfw and libkrunfw-stock
   dev-stats.at-timeout  after a hang (124), each reference device's
              counters taken while the guest was still up, with its rings'
              indices per queue (avail, popped, used: avail > popped, chains
@@ -125,10 +133,11 @@ The run directory also gets:
   shares     one line per share: TAG DRIVER MOUNT(1|0) PCI-SLOT MOUNT-OPTS
              (what guest-init reads; - for none)
 With several shares the first keeps the names above (driver-stats,
-dev-stats, device.log, share.sock, the device lines of pinning and
-cpu-times); a later share's are the same names with .TAG appended
-(driver-stats.share1, dev-stats.share1, device.log.share1,
-share.sock.share1, device_pid.share1=..., a "device.share1 pid=..." line). driver-stats holds
+dev-stats, device.log, device-cmdline, share.sock, the device lines of
+pinning and cpu-times); a later share's are the same names with .TAG
+appended (driver-stats.share1, dev-stats.share1, device.log.share1,
+device-cmdline.share1, share.sock.share1, device_pid.share1=..., a
+"device.share1 pid=..." line). driver-stats holds
 the counters of every virtio_fs_sync device but the later shares (so in
 QEMU with ours also those of the host tree's device, tag hostroot), read
 after the shares' unmount; a share whose device was unbound has none.
