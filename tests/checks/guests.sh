@@ -42,7 +42,7 @@ suite_writers() {
 	shift
 	case " $* " in
 	*" --kernel 6.1 "* | *" --kernel 6.1-rt "*)
-		echo "without the stress writers on Debian 6.1 (README: Debian 6.1's lost request)" \
+		echo "without the stress writers on Debian 6.1 (TESTING.md: Debian 6.1's lost request)" \
 			>"$logs/$name.note"
 		echo 0
 		;;
@@ -74,7 +74,7 @@ vm_suite() {
 # test unanswered for good, with in-tree virtiofs and with ours, with
 # Debian's virtiofsd and with the reference device: a writer hung
 # (request_wait_answer or fsync) until the row's time ran out. The cause
-# is not known (README, "Debian 6.1's lost request"); the suite runs there
+# is not known (TESTING.md, "Debian 6.1's lost request"); the suite runs there
 # without its stress writers.
 #
 # ring_totals FILE: of a device's stats with ring indices (dev-stats.at-
