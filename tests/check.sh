@@ -350,8 +350,9 @@ t --alone uml-7.3:kick-overlap kick_overlap uml-7.3:kick-overlap --min-pairs=1 2
 t uml-7.3:kick-overlap-inband kick_overlap uml-7.3:kick-overlap-inband --max-pairs=0 256 --no-kick-channel
 
 # ab-in-guest.sh in UML (driver swapped by module load): results for every
-# configuration, inline completions in ours-sync only (bench/ab-uml.sh).
-t uml:ab-in-guest "$repo/bench/ab-uml.sh" --results "$logs/uml:ab-in-guest.results"
+# configuration, inline completions in ours-sync only (bench/ab-uml.sh),
+# and the A/B verdict of its rounds.
+t uml:ab-in-guest ab_verdict
 
 # --- summary ------------------------------------------------------------------
 run_rows

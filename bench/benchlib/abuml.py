@@ -6,7 +6,7 @@ checked (the `make check` test uml:ab-in-guest).
       [--repeats N] [--configs "tmpfs intree ours-async ours-sync"]
       [--workloads LIST] [--flavor debug|bench] [--pin-device CPUS]
       [--pin-guest CPUS] [--order rotate|balanced|fixed] [--tarball FILE]
-      [--make-dir REL] [-- TESTS/VM/RUN OPTIONS...]
+      [--make-dir REL] [--verdict] [-- TESTS/VM/RUN OPTIONS...]
 
 UML has virtio_fs_sync built in, its sync= parameter fixed at boot. To swap
 drivers the way a libkrun guest would, this builds the driver as a loadable
@@ -33,8 +33,8 @@ files and the run's device counters:
   - the device's sync queues completed inline exactly as many requests as
     the driver reaped inline there (the whole boot's counters);
   - tests/vm/run's records: the device and every guest process ran on the
-    CPUs asked for (default: device on CPU 0, guest on CPU 1; both on 0 on
-    a 1-CPU host), and the device's and the guest's CPU times are there,
+    CPUs asked for (default: both on CPU 1, co-located; on 0 on a 1-CPU
+    host), and the device's and the guest's CPU times are there,
     the device's above zero.
 Files: DIR/ (tests/vm/run --results) and DIR/ab/ (ab-in-guest.sh --out);
 default DIR is build/ab-uml/results.
@@ -48,8 +48,8 @@ import shutil
 import subprocess
 import sys
 
-from benchlib import configs, counters
-from benchlib.collect import read
+from benchlib import configs, counters, verdict
+from benchlib.collect import ab_rounds, read
 from benchlib.tools import (BENCH, CACHE, REPO, Fail, build_uml, git_describe, logger,
                            merge_dev_opts, vfsbench, vm_run)
 
@@ -87,13 +87,17 @@ def parse(argv):
     ap.add_argument("--configs", default=configs.DEFAULTS["in-guest"])
     ap.add_argument("--workloads", default="floor,unlink,smallfile")
     ap.add_argument("--flavor", default="debug")
-    ap.add_argument("--pin-device", default="0")
     ap.add_argument("--pin-guest", default="1" if (os.cpu_count() or 1) >= 2 else "0")
+    ap.add_argument("--pin-device", default=None,
+                    help="default: the guest's CPUs (co-located, the like-for-like layout)")
     ap.add_argument("--order", default="rotate", choices=("rotate", "balanced", "fixed"))
     ap.add_argument("--tarball", default="")
     ap.add_argument("--make-dir", default="")
+    ap.add_argument("--verdict", action="store_true",
+                    help="end with the A/B verdict of the rounds (bench/ab-verdict.sh)")
     a = ap.parse_args(head)
     a.run_opts = rest
+    a.pin_device = a.pin_device or a.pin_guest
     for c in a.configs.split():
         configs.get(c, "uml")
     return a
@@ -262,6 +266,8 @@ def main(argv):
             "device's inline count (%d) and that plus its late ones (%d)"
             % (sync_inline, dev_inline, dev_late))
     check_records(a, a.results, ck)
+    if a.verdict:
+        print("\n".join(verdict.lines(ab_rounds(ab))))
     if not ck.fail:
         print("ab-uml: ok")
     return ck.fail

@@ -142,21 +142,17 @@ def breakdown(raw):
     return out
 
 
-def paired(raw):
-    """RAW/paired-status and the rounds of RAW/paired/ab/ (bench.py's paired
-    step, benchlib/paired.py), or None when the run had no such step."""
-    status = read(os.path.join(raw, "paired-status"))
-    if status is None:
-        return None
-    out = counters.pairs(status, strip=False)
-    ab = os.path.join(raw, "paired", "ab")
+def ab_rounds(ab):
+    """The runs of an ab-in-guest.sh --out directory AB, one per
+    configuration and round: its result lines, its place in the round
+    (AB/order) and the driver's counters."""
     order = (read(os.path.join(ab, "order"), "") or "").split("\n")
     pos = {}
     for ln in order:
         f = ln.split()
         if len(f) == 2:
             pos.setdefault(f[0], []).append(f[1])
-    out["runs"] = []
+    runs = []
     for fn in sorted(os.listdir(ab)) if os.path.isdir(ab) else []:
         m = re.match(r"^(.+)-r([0-9]+)\.out$", fn)
         if not m:
@@ -164,12 +160,23 @@ def paired(raw):
         c, r = m.group(1), m.group(2)
         lines, _ = result_lines(read(os.path.join(ab, fn), "") or "")
         rnd = pos.get(r, [])
-        out["runs"].append({
+        runs.append({
             "config": c, "round": int(r),
             "position": rnd.index(c) + 1 if c in rnd else None,
             "lines": lines,
             "driver_stats": counters.driver_rows(
                 read(os.path.join(ab, "%s-r%s.stats" % (c, r)), "") or "")})
+    return runs
+
+
+def paired(raw):
+    """RAW/paired-status and the rounds of RAW/paired/ab/ (bench.py's paired
+    step, benchlib/paired.py), or None when the run had no such step."""
+    status = read(os.path.join(raw, "paired-status"))
+    if status is None:
+        return None
+    out = counters.pairs(status, strip=False)
+    out["runs"] = ab_rounds(os.path.join(raw, "paired", "ab"))
     out["check"] = (read(os.path.join(raw, "paired.stdout"), "") or "").splitlines()[-40:]
     out["timer_lost"] = timer_lost(read(os.path.join(raw, "paired", "console"), "") or "")
     return out

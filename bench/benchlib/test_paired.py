@@ -246,3 +246,39 @@ class Interval(unittest.TestCase):
         self.assertEqual(paired.claim({"ci95": (0.55, 0.65)}, {"ci95": (1.01, 1.04)}, "lower"),
                          "no claim")
         self.assertIsNone(paired.claim({"ci95": (0.55, 0.65)}, None, "lower"))
+
+
+class Verdict(unittest.TestCase):
+    """bench/ab-verdict.sh (benchlib/verdict.py) on the same made-up rounds."""
+
+    def setUp(self):
+        from benchlib import verdict
+        self.verdict = verdict
+
+    def find(self, out, label, pair):
+        hits = [ln for ln in out if ln.startswith(label) and " %s vs %s " % pair in ln]
+        self.assertEqual(len(hits), 1, out)
+        return hits[0]
+
+    def test_every_pair_a_ratio_an_interval_and_a_word(self):
+        out = self.verdict.lines(rounds()["runs"])
+        self.assertTrue(out[0].startswith("A/B verdict: 4 round(s)"), out)
+        ln = self.find(out, "mean, us", ("ours-sync", "intree"))
+        # 0.60 in every round: an interval of one point, below 1.00; the
+        # control's (1.01-1.04) excludes 1.00, so no verdict is claimed
+        self.assertIn("0.60x [0.60-0.60]", ln)
+        self.assertIn("not resolved: the control moved", ln)
+        self.assertIn("A/A control", self.find(out, "mean, us", paired.CONTROL))
+
+    def test_faster_where_the_control_holds_one(self):
+        runs = [r for r in rounds()["runs"] if r["config"] != "intree-again"]
+        for r in range(1, 5):
+            runs.append(rnd("intree-again", r, 100 + (-1) ** r, 10))
+        out = self.verdict.lines(runs)
+        self.assertIn(" faster ", self.find(out, "mean, us", ("ours-sync", "intree")))
+
+    def test_no_verdict_without_the_control_or_rounds(self):
+        runs = [r for r in rounds()["runs"] if r["config"] != "intree-again"]
+        self.assertIn("no verdict", self.verdict.lines(runs)[-1])
+        runs = [r for r in rounds()["runs"] if r["round"] == 1]
+        self.assertIn("no verdict", self.verdict.lines(runs)[-1])

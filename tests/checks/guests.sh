@@ -303,3 +303,21 @@ status_tool() {
 	echo "$out" | grep -qx 'exit 1' || { echo "FAIL: expected exit 1"; rc=1; }
 	return $rc
 }
+
+# bench/ab-uml.sh --verdict, the A/B with its A/A control in one guest,
+# two rounds: the checks of ab-uml.sh pass, and each pair gets a ratio, a
+# 95 % interval and a word on every row.
+ab_verdict() {
+	local out rc=0
+	out=$("$repo/bench/ab-uml.sh" --results "$logs/uml:ab-in-guest.results" \
+		--configs "intree intree-again ours-async ours-sync" --repeats 2 --verdict) || rc=1
+	echo "$out"
+	echo "$out" | grep -q '^A/B verdict: 2 round(s) of intree intree-again ours-async ours-sync$' ||
+		{ echo "FAIL: no verdict of two rounds"; rc=1; }
+	local pair
+	for pair in "ours-sync vs intree" "ours-async vs intree" "ours-sync vs ours-async"; do
+		echo "$out" | grep -Eq " $pair +[0-9.]+x \[[0-9.]+-[0-9.]+\] (faster|slower|no difference resolved|not resolved: the control moved) " ||
+			{ echo "FAIL: no verdict for $pair"; rc=1; }
+	done
+	return $rc
+}
