@@ -33,9 +33,9 @@ DEPMOD ?= depmod
 DRIVER_FILES := Kbuild Kconfig compat.h virtio_fs_sync.h virtio_fs_sync.c \
 	vfsync_queue.c vfsync_stats.c fuse_glue.h fuse_glue.c \
 	tests/kunit/virtio_fs_sync_test.c
-# What the module is built from; dkms-install copies exactly these.
-SOURCES := $(DRIVER_FILES) Makefile dkms.conf scripts/fuse-header.sh \
-	scripts/build-root.sh scripts/apt-private.sh
+# What the module is built from; dkms-install copies exactly these (no
+# KUnit test: only a kernel configured for it builds that).
+SOURCES := $(filter-out tests/%,$(DRIVER_FILES)) Makefile dkms.conf scripts/fuse-header.sh
 
 VERSION := $(shell cat $(REPO)/VERSION 2>/dev/null || $(REPO)/scripts/version.sh)
 

@@ -27,16 +27,34 @@ dkms_check() {
 	make -s -C "$repo" dkms-install DESTDIR="$tmp" PREFIX=/usr || { rm -rf "$tmp"; return 1; }
 	ver=$(basename "$tmp"/usr/src/virtio_fs_sync-*)
 	ver=${ver#virtio_fs_sync-}
+	echo "# the package: the module's sources, version $ver"
+	(cd "$tmp/usr/src/virtio_fs_sync-$ver" && find . -type f | sort | sed 's|^\./||' | tr '\n' ' ')
+	echo
+	if find "$tmp/usr/src/virtio_fs_sync-$ver" -type f | grep -Ev '/(Kbuild|Kconfig|Makefile|dkms\.conf|VERSION|[a-z_]+\.[ch]|scripts/fuse-header\.sh)$'; then
+		echo "the package holds more than the module's sources"
+		rc=1
+	fi
+	case $ver in
+	[0-9]*.[0-9]*.[0-9]*-g[0-9a-f]*) ;;
+	*) echo "version $ver is not RELEASE.N-gHASH"; rc=1 ;;
+	esac
 	a=(--sourcetree "$tmp/usr/src" --dkmstree "$tmp/dkms" --installtree "$tmp/root/lib/modules"
 		-m virtio_fs_sync -v "$ver")
 	echo "# dkms add, build, install"
 	# A kernel newer than the host builds in its build root (the Makefile's
 	# BUILD_ROOT_<series>), as make KVER= does; on its own Debian release
 	# the compiler would be the system's.
-	local broot
+	# The package has no build root of its own: the test adds the
+	# project's to its scratch copy.
+	local broot src=$tmp/usr/src/virtio_fs_sync-$ver
 	broot=$(make -s -C "$repo" KVER="$k" print-build-root)
+	if [ -n "$broot" ]; then
+		install -D -m 0644 "$repo/scripts/build-root.sh" "$src/scripts/build-root.sh"
+		install -D -m 0644 "$repo/scripts/apt-private.sh" "$src/scripts/apt-private.sh"
+		sed -i "s|^MAKE\[0\]=\"make |MAKE[0]=\"make BUILD_ROOT=$broot |" "$src/dkms.conf"
+	fi
 	dkms add "${a[@]}" &&
-		VFS_BUILD_ROOT=$broot LINUX_SOURCE_DIR=$kc/srcpkg/usr/src dkms build "${a[@]}" -k "$rel" --kernelsourcedir "$kc/kdir" &&
+		LINUX_SOURCE_DIR=$kc/srcpkg/usr/src dkms build "${a[@]}" -k "$rel" --kernelsourcedir "$kc/kdir" &&
 		dkms install "${a[@]}" -k "$rel" --kernelsourcedir "$kc/kdir" --no-depmod || rc=1
 	if [ $rc != 0 ]; then
 		tail -n 25 "$tmp/dkms/virtio_fs_sync/$ver/build/make.log" 2>/dev/null
