@@ -68,15 +68,14 @@ FUSE_EXTRACT := $(BUILD_DIR)/.fuse-src
 FUSE_SRC := $(FUSE_EXTRACT)/fs/fuse
 endif
 
-KBUILD_ARGS = -C $(KDIR) M=$(BUILD_DIR) FUSE_INC=$(abspath $(FUSE_SRC))
+KBUILD_ARGS = -C $(KDIR) M=$(BUILD_DIR) FUSE_INC=$(abspath $(FUSE_SRC)) VFSYNC_VERSION=$(VERSION)
 # The kernel's make in the build root (same paths inside, see
-# build-root.sh), which has no git to tell the version: pass it. The root
-# starts with a clean environment: kbuild's command-line switches are
-# passed on by hand.
+# build-root.sh). The root starts with a clean environment: kbuild's
+# command-line switches are passed on by hand.
 ifneq ($(BUILD_ROOT),)
 IN_ROOT = env VFS_CACHE=$(VFS_CACHE) bash $(REPO)/scripts/build-root.sh $(BUILD_ROOT) --run
 KMAKE = $(IN_ROOT) make
-KBUILD_ARGS += VFSYNC_VERSION=$(VERSION) $(foreach v,C CF W V,$(if $($(v)),$(v)='$($(v))'))
+KBUILD_ARGS += $(foreach v,C CF W V,$(if $($(v)),$(v)='$($(v))'))
 else
 KMAKE = $(MAKE)
 endif
