@@ -1,16 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * virtio_fs_sync: the FUSE side, the upper layer. The only object that
- * sees the kernel's internal fuse_i.h: the module's init and exit, the
- * file system type and mount by tag, the fuse_iqueue_ops the FUSE core
- * submits through, which requests may take a sync queue, and the
- * translation of a fuse_req to a struct vfsync_buf and of the reply back.
- * It calls down into the virtio side's API (virtio_fs_sync.h), which calls
- * back only through vfsync_fuse_buf_ops.
- *
- * It is the one object built against fuse_i.h (with its own header
- * probes), and everything that touches a fuse_req or a fuse_conn must be
- * in it; the rest of the driver never sees FUSE types.
+ * virtio_fs_sync: the FUSE side. Module init and exit, the file system type
+ * and mount by tag, the fuse_iqueue_ops the FUSE core submits through, which
+ * requests may take a sync queue, and a fuse_req's translation to a struct
+ * vfsync_buf and back. The one object built against fuse_i.h: the virtio
+ * side (virtio_fs_sync.h) never sees a FUSE type and calls back only
+ * through vfsync_fuse_buf_ops.
  */
 
 #include <linux/fs.h>
@@ -24,58 +19,43 @@
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 
-/*
- * fuse_i.h and the FUSE part of compat.h come with compat.h, which Kbuild
- * force-includes into every object (VFSYNC_FUSE_INTERNALS for this one).
- */
+/* fuse_i.h comes with the force-included compat.h (VFSYNC_FUSE_INTERNALS) */
 #include "fuse_glue.h"
 #include "virtio_fs_sync.h"
 
 /*
  * A sync request keeps its vCPU in the VM exit until the host is done. The
- * default admits the largest request FUSE builds with its default
- * max_pages (256 pages: 1 MiB of data) plus headers; lower it to bound how
- * long a vCPU can be held.
+ * default admits FUSE's largest request at its default max_pages (1 MiB of
+ * data) plus headers.
  */
 static unsigned int vfsync_max_bytes = SZ_1M + SZ_4K;
 module_param_named(sync_max_bytes, vfsync_max_bytes, uint, 0644);
 MODULE_PARM_DESC(sync_max_bytes,
 		 "Largest request, in + out bytes including FUSE headers, sent on a sync queue (default: 1052672)");
 
-/*
- * How long a FORGET may wait for others to share its hiprio message: the
- * device keeps the inode meanwhile. Capped at VFSYNC_FORGET_DELAY_MAX_MS.
- */
+/* The device keeps the inode while a FORGET waits for others to share it */
 static unsigned int vfsync_forget_delay_ms = VFSYNC_FORGET_DELAY_MS;
 module_param_named(forget_delay_ms, vfsync_forget_delay_ms, uint, 0644);
 MODULE_PARM_DESC(forget_delay_ms,
 		 "Longest wait of a FORGET before its batch goes to the device, in ms (default 5, at most 1000)");
 
-/*
- * Room for the scatterlist entries of the FUSE headers and argument
- * buffers next to the pages: used to cap a request's pages by the
- * virtqueue size.
- */
+/* Ring slots for the headers and argument buffers beside a request's pages */
 #define VFSYNC_FUSE_HEADER_OVERHEAD	4
 
 /*
- * Everything a request needs while on a virtqueue, in one allocation found
- * through the virtqueue token (not req->argbuf, which exists only when the
- * kernel has CONFIG_VIRTIO_FS): the buffer the virtio side handles, the
- * scatterlists and a bounce buffer for the non-page arguments. The bounce
- * buffer is needed because arguments may live on the stack or in the
- * kernel image, which the device cannot always reach (UML shares only
- * page-allocator memory, SWIOTLB needs mappable addresses).
+ * A request's state on a virtqueue, one allocation found through the token
+ * (req->argbuf exists only with CONFIG_VIRTIO_FS). The non-page arguments
+ * are bounced: they may be on the stack or in the kernel image, which the
+ * device cannot always reach (UML shares only page-allocator memory,
+ * SWIOTLB needs mappable addresses).
  */
 struct vfsync_fuse_ctx {
 	struct vfsync_buf buf;		/* first: the virtqueue token */
 	struct fuse_req *req;
 	unsigned int in_len;		/* non-page in args, at args[0] */
 	/*
-	 * Then the reply's header, which the device writes here and not into
-	 * req->out.h: it is copied out once and only that copy is checked
-	 * and used, whatever the device writes meanwhile. Then the non-page
-	 * out args.
+	 * Then the reply's header, copied out once: only the copy is checked
+	 * and used, whatever the device writes meanwhile. Then the out args.
 	 */
 	u8 *args;
 	struct scatterlist *sg;
@@ -90,23 +70,17 @@ static struct vfsync_fuse_ctx *to_ctx(struct vfsync_buf *buf)
 static const struct vfsync_buf_ops vfsync_fuse_buf_ops;
 
 /*
- * One connection's FUSE-side state, the input queue's ->priv: the device
- * (a reference, dropped when the connection is released) and the
- * connection's fuse_dev. Requests on a virtqueue are on no fuse_dev list
- * (vfsync_fuse_sent_locked()), so one device, installed for the FUSE core,
- * is all it needs. It is allocated at mount and freed at unmount, by the
- * mount's single fill_super and kill_sb.
+ * One connection's state, its input queue's ->priv, from mount to unmount:
+ * a device reference, dropped at the connection's release, and its one
+ * fuse_dev, enough as requests on a virtqueue are on no fuse_dev list.
  */
 struct vfsync_fuse {
 	struct vfsync_dev *fs;
 	struct fuse_conn *fc;		/* whose input queue this is */
 	/*
-	 * FORGETs not sent yet, at most forget_batch, chained through
-	 * ->next newest first (their order does not matter to the device).
-	 * forget_work sends them forget_delay_ms after the first;
-	 * forgets_stopped is set at unmount, after which they are freed.
-	 * forget_batch (1..VFSYNC_FORGET_BATCH, the mount option) is set
-	 * before the connection exists and only read after.
+	 * Unsent FORGETs, newest first, at most forget_batch (read-only once
+	 * the connection exists); forget_work sends them forget_delay_ms after
+	 * the first; after forgets_stopped (unmount) they are freed.
 	 */
 	unsigned int forget_batch;
 	spinlock_t forget_lock;			/* the three below */
@@ -115,12 +89,10 @@ struct vfsync_fuse {
 	bool forgets_stopped;			/* under forget_lock */
 	struct delayed_work forget_work;
 	/*
-	 * Freed a grace period after the connection's release, as the FUSE
-	 * core frees its fuse_mount. The connection is released after
-	 * kill_anon_super() in vfsync_fuse_kill_sb(), and from there on
-	 * sget_fc() no longer runs vfsync_fuse_test_super() on the
-	 * superblock (since 6.6 it is SB_DEAD, before that off the type's
-	 * list); the grace period covers a test that is already running.
+	 * Freed a grace period after the connection's release, which follows
+	 * kill_anon_super(): from there sget_fc() no longer tests this
+	 * superblock (SB_DEAD since 6.6, off the type's list before), and the
+	 * grace period covers a vfsync_fuse_test_super() already running.
 	 */
 	struct rcu_head rcu;
 	struct fuse_dev *fud;
@@ -134,19 +106,14 @@ static LIST_HEAD(vfsync_fuse_end_list);	/* protected by vfsync_fuse_end_lock */
 static DEFINE_SPINLOCK(vfsync_fuse_end_lock);
 
 /*
- * Which requests may hold a vCPU in a VM exit. Never one that no task
- * waits for (hiprio; a background request, which the FUSE core submits
- * under fc->bg_lock, where nothing may wait for a host operation), one
- * that may block on the host without bound whatever the host promises
- * (SETLKW, POLL, IOCTL), one that ends or changes the session or the
- * guest's memory map (INIT, DESTROY, DAX's SETUPMAPPING and
- * REMOVEMAPPING: a VMM may have to stop every vCPU to remap), nor an
- * opcode the driver does not know.
- *
- * A host that keeps each sync exit within a time budget (@budget,
- * VIRTIO_FS_F_SYNC_BUDGET) defers on its own what it cannot finish in
- * time: every other request goes. Without that promise only requests
- * whose host time follows from their size go, up to @max_bytes.
+ * Which requests may hold a vCPU in a VM exit. Never one no task waits for
+ * (hiprio; background, submitted under fc->bg_lock), one that may block on
+ * the host without bound (SETLKW, POLL, IOCTL), one that ends or changes
+ * the session or the memory map (INIT, DESTROY, DAX's SETUPMAPPING and
+ * REMOVEMAPPING: a VMM may stop every vCPU to remap), nor an unknown one.
+ * A host with a time budget per sync exit (@budget) defers on its own what
+ * it cannot finish in time: every other request goes. Without it, only
+ * those whose host time follows from their size, up to @max_bytes.
  */
 bool vfsync_sync_eligible(u32 opcode, bool background, bool budget,
 			  size_t bytes, size_t max_bytes)
@@ -208,11 +175,9 @@ bool vfsync_sync_eligible(u32 opcode, bool background, bool budget,
 EXPORT_SYMBOL_IF_KUNIT(vfsync_sync_eligible);
 
 /*
- * Requests of an opcode that is otherwise short on the host but that ask
- * it to truncate a file, which frees its blocks however large it is:
- * SETATTR with a size, OPEN and CREATE with O_TRUNC. @arg is the request's
- * first in argument, @len bytes long; one too short for its fields is
- * taken as long.
+ * Truncation frees a file's blocks however large it is: SETATTR with a
+ * size, OPEN and CREATE with O_TRUNC. @arg (@len bytes) is the first in
+ * argument; one too short for its fields counts as long.
  */
 bool vfsync_long_request(u32 opcode, const void *arg, size_t len)
 {
@@ -232,18 +197,13 @@ bool vfsync_long_request(u32 opcode, const void *arg, size_t len)
 EXPORT_SYMBOL_IF_KUNIT(vfsync_long_request);
 
 /*
- * A reply is used only if its lengths agree with each other and with what
- * was offered, it answers this request, and it carries an error the FUSE
- * core accepts from a server (-511..0, as fuse_dev_do_write(); lower codes
- * are kernel-internal, -EIOCBQUEUED would reach a BUG_ON). The payload
- * must fill the out args exactly, except that a variable-length last arg
- * may come short.
- *
- * The used length is not always reported: libkrun's worker puts every
- * buffer on the used ring with length 0. 0 therefore means "see the
- * header"; any other used length must be the header's (what QEMU's C
- * virtiofsd and the reference device report). The header's length is
- * bounded by what was offered either way.
+ * A reply is used only if its lengths agree with each other and with the
+ * offer, it answers this request, and its error is one the FUSE core takes
+ * from a server (-511..0, as fuse_dev_do_write(); lower codes are
+ * kernel-internal, -EIOCBQUEUED would reach a BUG_ON). The payload fills
+ * the out args exactly, but a variable-length last arg may come short.
+ * libkrun reports every used length as 0, so 0 means "see the header";
+ * any other must be the header's.
  */
 int vfsync_check_reply(const struct fuse_out_header *oh, u64 unique,
 		       unsigned int used_len, unsigned int offered_len,
@@ -312,10 +272,9 @@ static unsigned int vfsync_fuse_add_pages(struct scatterlist *sg,
 }
 
 /*
- * Build the request's buffers. A background request is submitted under
- * fc->bg_lock: GFP_ATOMIC; any other with no lock held (the FUSE core's
- * send_req(), 6.1's wake_pending_and_unlock() once fiq->lock is dropped),
- * so its bounce buffer (up to 64 KiB of xattr value) may wait for memory.
+ * A background request is submitted under fc->bg_lock: GFP_ATOMIC. Any
+ * other with no lock held (6.1: after fiq->lock is dropped), so its bounce
+ * buffer (up to 64 KiB of xattr value) may wait for memory.
  */
 static struct vfsync_fuse_ctx *vfsync_fuse_prepare(struct fuse_req *req,
 						   bool budget)
@@ -418,15 +377,11 @@ static void vfsync_fuse_free_ctx(struct vfsync_fuse_ctx *ctx)
 }
 
 /*
- * Called with the queue lock held, right after the add succeeded.
- *
- * A request on a virtqueue is the driver's until the device returns it or
- * the device is reset (removal, a broken queue): the device writes into
- * its buffers meanwhile. So it is not on the fuse_dev's processing list,
- * where an abort of the connection (Linux 7.3's request timeout, or the
- * unmount's) would end it, and its waiter free it, while it is still on
- * the ring. The FUSE core then waits for it to end (num_waiting), as it
- * does for any request.
+ * Under the queue lock. The device writes into a request's buffers until it
+ * returns it or is reset, so the request is on no fuse_dev processing list,
+ * where an abort (7.3's request timeout, unmount) would end it and its
+ * waiter free it while still on the ring. The FUSE core waits for it to
+ * end (num_waiting), as for any request.
  */
 static void vfsync_fuse_sent_locked(struct vfsync_buf *buf)
 {
@@ -479,10 +434,7 @@ static void vfsync_fuse_copy_out(struct vfsync_fuse_ctx *ctx)
 	}
 }
 
-/*
- * End a request whose buffer came back from the device. Runs without
- * queue locks and with preemption enabled; frees @buf.
- */
+/* No queue lock held, preemption enabled; frees @buf */
 static int vfsync_fuse_complete(struct vfsync_buf *buf)
 {
 	struct vfsync_fuse_ctx *ctx = to_ctx(buf);
@@ -561,7 +513,6 @@ static void vfsync_fuse_end_fn(struct work_struct *work)
 
 static DECLARE_WORK(vfsync_fuse_end_work, vfsync_fuse_end_fn);
 
-/* Hand a request with its unique id set to the virtio side. */
 static void vfsync_fuse_queue(struct vfsync_fuse *vf, struct fuse_req *req)
 {
 	struct vfsync_fuse_ctx *ctx;
@@ -586,9 +537,8 @@ static void vfsync_fuse_queue(struct vfsync_fuse *vf, struct fuse_req *req)
 }
 
 /*
- * Make a message of the @count entries (1..VFSYNC_FORGET_BATCH) the caller
- * put in m->batch.ones: a FUSE_BATCH_FORGET, or for a single entry the
- * plain FUSE_FORGET. Returns its length, 0 for a count out of range.
+ * A FUSE_BATCH_FORGET of the @count entries in m->batch.ones, or a plain
+ * FUSE_FORGET for one. Returns its length, 0 for a count out of range.
  */
 size_t vfsync_forget_msg_init(struct vfsync_forget_msg *m, u64 unique,
 			      unsigned int count)
@@ -631,11 +581,7 @@ static struct fuse_forget_link *vfsync_fuse_take_forgets(struct vfsync_fuse *vf)
 	return head;
 }
 
-/*
- * Send a chain of FORGETs on the hiprio queue and free it: one message
- * (BATCH_FORGET needs protocol 7.16, else one FORGET each). A FORGET has
- * no reply; the virtio side sends a copy of the message.
- */
+/* BATCH_FORGET needs protocol 7.16. The virtio side sends a copy of @m. */
 static void vfsync_fuse_send_forgets(struct vfsync_fuse *vf,
 				     struct fuse_forget_link *head)
 {
@@ -673,9 +619,8 @@ static void vfsync_fuse_forget_fn(struct work_struct *work)
 }
 
 /*
- * Keep a FORGET for the next batch: sent by the caller when it fills the
- * batch, else by forget_work within forget_delay_ms. Process
- * context, no locks held.
+ * Sent by the caller that fills the batch, else by forget_work within
+ * forget_delay_ms. Process context, no locks held.
  */
 static void vfsync_fuse_forget(struct vfsync_fuse *vf,
 			       struct fuse_forget_link *link)
@@ -730,10 +675,7 @@ static void vfsync_fuse_send_forget(struct fuse_iqueue *fiq,
 static void vfsync_fuse_send_interrupt(struct fuse_iqueue *fiq,
 				       struct fuse_req *req)
 {
-	/*
-	 * As in-tree virtiofs: operations on the host are not interruptible
-	 * and blocking locks, the exception, never use a sync queue.
-	 */
+	/* As in-tree virtiofs; SETLKW, the exception, takes no sync queue */
 }
 
 static void vfsync_fuse_send_req(struct fuse_iqueue *fiq, struct fuse_req *req)
@@ -808,8 +750,6 @@ static const struct fuse_iqueue_ops vfsync_fuse_fiq_ops = {
 #endif
 	.release			= vfsync_fuse_fiq_release,
 };
-
-/* Mount */
 
 static const struct constant_table vfsync_fuse_dax_enums[] = {
 	{ "always",	FUSE_DAX_ALWAYS },
@@ -928,7 +868,6 @@ static int vfsync_fuse_fill_super(struct super_block *sb,
 		goto out_free_dev;
 	}
 
-	/* We install our own fuse devices */
 	compat_fsc_no_fud(ctx);
 	if (ctx->dax_mode != FUSE_DAX_NEVER) {
 		if (ctx->dax_mode == FUSE_DAX_ALWAYS && !fs->dax_dev) {
@@ -1023,10 +962,7 @@ static int vfsync_fuse_get_tree(struct fs_context *fsc)
 		pr_info("tag <%s> not found\n", fsc->source);
 		return -EINVAL;
 	}
-	/*
-	 * The ring size that bounds a request's pages: the request queues',
-	 * which any request may take. Sync queues too small are skipped.
-	 */
+	/* Any request may take a request queue: their ring bounds its pages */
 	queue_size = fs->request_queue_size;
 
 	/* The device chose the size: too small is its mistake, not ours */
@@ -1130,10 +1066,7 @@ static struct file_system_type vfsync_fuse_fs_type = {
 #endif
 };
 
-/*
- * Take "virtiofs" when in-tree virtiofs is absent, so that mount -t
- * virtiofs and rootfstype=virtiofs work unchanged; else coexist with it.
- */
+/* "virtiofs" when free, so mount -t virtiofs and rootfstype=virtiofs work */
 static int vfsync_fuse_register(void)
 {
 	int ret;
@@ -1148,8 +1081,7 @@ static int vfsync_fuse_register(void)
 }
 
 /*
- * The module's init and exit live here, with the upper layer: it owns
- * the registrations and calls down, the virtio driver first (devices then
+ * The upper layer owns the registrations: the virtio driver first (devices
  * probe and list themselves), then the file system type that mounts them.
  */
 static int __init virtio_fs_sync_init(void)

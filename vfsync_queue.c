@@ -1,16 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * virtio_fs_sync: the queue engine. Buffers go onto the virtqueues here
- * and come back here: submission (a sync queue's kick and the reap right
- * after it, the request queues, parking on a full queue), completion
- * (callbacks and the work items that end buffers), the hiprio messages,
- * failure (a broken queue resets the device, every buffer ends) and the
- * queues' part of removal. virtio_fs_sync.c owns the device: it finds the
- * queues, sets each one up with vfsync_init_vq() and calls
- * vfsync_remove_queues() on removal.
- *
- * Submission, completion and failure share the per-queue lock and the
- * buffer lifetime rules written here once.
+ * virtio_fs_sync: the queue engine. Submission (a sync queue's kick and its
+ * reap, the request queues, parking on a full ring), completion, the hiprio
+ * messages, failure and the queues' part of removal share the per-queue
+ * lock and the buffer lifetime rules, so they live together.
  */
 
 #include <linux/cpumask.h>
@@ -30,10 +23,8 @@
 #define VFSYNC_REMOVE_GRACE	(5 * HZ)
 
 /*
- * Every work item of the driver: completions, retries, fail_work. A file
- * system's requests end there, so it must make progress under memory
- * pressure (WQ_MEM_RECLAIM: a rescuer); WQ_HIGHPRI since a task waits on
- * each completion it ends.
+ * Every work item of the driver. Requests end there, so it must progress
+ * under memory pressure (WQ_MEM_RECLAIM); WQ_HIGHPRI: a task waits on each.
  */
 static struct workqueue_struct *vfsync_wq;
 
@@ -42,7 +33,7 @@ void vfsync_queue_work(struct work_struct *work)
 	queue_work(vfsync_wq, work);
 }
 
-/* Module init; the KUnit engine suite too, where the driver's init did not run */
+/* Module init, and KUnit's engine suite, which runs without it */
 int vfsync_wq_init(void)
 {
 	if (!vfsync_wq)
@@ -66,8 +57,6 @@ struct vfsync_msg {
 	u8 data[];
 };
 
-/* Queue bookkeeping */
-
 static struct vfsync_vq *vq_to_fsvq(struct virtqueue *vq)
 {
 	struct vfsync_dev *fs = vq->vdev->priv;
@@ -83,9 +72,8 @@ static void vfsync_inc_in_flight(struct vfsync_vq *fsvq)
 }
 
 /*
- * Whoever ends a queue's last buffer touches the queue for the last time
- * under in_flight_wq.lock, and vfsync_idle() reads the count under it: a
- * drainer that saw 0 may free the queue.
+ * Decremented under in_flight_wq.lock, which vfsync_idle() takes too: a
+ * drainer that saw 0 knows the last decrementer is done with the queue.
  */
 static void vfsync_dec_in_flight(struct vfsync_vq *fsvq)
 {
@@ -111,9 +99,8 @@ static bool vfsync_idle(struct vfsync_vq *fsvq)
 }
 
 /*
- * Drop a queue's lock. On a sync queue, a done_work that found the lock
- * taken meanwhile left the reaping to the holder; the holder may have
- * reaped before that completion landed, so it runs done_work again.
+ * A sync queue's done_work that found the lock taken left the reap to the
+ * holder, which may have reaped before that completion landed: requeue it.
  */
 static void vfsync_unlock(struct vfsync_vq *fsvq)
 	__releases(&fsvq->lock)
@@ -136,11 +123,9 @@ static void vfsync_unlock(struct vfsync_vq *fsvq)
 }
 
 /*
- * A sync queue's lock is only ever tried: its holder may be inside a kick.
- * On a uniprocessor kernel it is never contended (the holder runs with
- * preemption off) and a failed trylock is a spinlock-debug BUG, so KUnit
- * plays the other CPU: a kicker with ->test_busy, a reaper with
- * ->test_reaper.
+ * KUnit plays the other CPU (->test_busy a kicker, ->test_reaper a reaper):
+ * on UP the lock is never contended and a failed trylock is a
+ * spinlock-debug BUG.
  */
 #if IS_ENABLED(CONFIG_VIRTIO_FS_SYNC_KUNIT_TEST)
 static bool vfsync_sync_trylock(struct vfsync_vq *fsvq)
@@ -154,7 +139,6 @@ static bool vfsync_sync_trylock(struct vfsync_vq *fsvq)
 	return spin_trylock(&fsvq->lock);
 }
 
-/* ->test_busy plays a kicker */
 static bool vfsync_sync_kicking(struct vfsync_vq *fsvq)
 {
 	return READ_ONCE(fsvq->test_busy) || READ_ONCE(fsvq->kicking);
@@ -165,11 +149,9 @@ static bool vfsync_sync_kicking(struct vfsync_vq *fsvq)
 #endif
 
 /*
- * A sync submitter that finds the queue's lock taken: a kicker holding it
- * is inside a host operation and is never waited for; a reaper (done_work)
- * holds it only to take buffers off the used ring, with preemption off on
- * another CPU, and is tried again, up to VFSYNC_REAPER_SPINS times, after
- * which the request takes the interrupt-driven path as for a kicker.
+ * A kicker holds a sync queue's lock for a host operation and is never
+ * waited for; a reaper holds it briefly, preemption off, and is retried
+ * this many times before the request goes interrupt-driven.
  */
 #define VFSYNC_REAPER_SPINS	1000
 
@@ -225,8 +207,6 @@ void vfsync_stop_hiprio(struct vfsync_dev *fs)
 	vfsync_drain_all_queues(fs);
 }
 
-/* Completion */
-
 static void vfsync_complete(struct vfsync_buf *buf)
 {
 	struct vfsync_vq *fsvq = buf->fsvq;
@@ -242,13 +222,10 @@ static void vfsync_complete_work(struct work_struct *work)
 }
 
 /*
- * End what a reap took. @own is the only buffer ended in the caller's
- * context when the caller is a submitter (its own request, right after
- * its kick; NULL from a work item, which ends all it took): another
- * task's request, or a background one, is ended from a work item, as
- * in-tree virtiofs ends every request, never under whatever locks the
- * submitter holds. A buffer that may block is never ended in done_work,
- * which others wait on.
+ * A submitter ends only its own buffer (@own) in its context; another
+ * task's or a background request is ended from a work item, as in-tree
+ * virtiofs does, never under the submitter's locks. A buffer that may
+ * block is never ended in done_work, which others wait on.
  */
 static void vfsync_end_bufs(struct list_head *done, struct vfsync_buf *own,
 			    bool submitter)
@@ -280,35 +257,27 @@ static void vfsync_reap_one_locked(struct vfsync_vq *fsvq,
 }
 
 /*
- * A notification the transport could not deliver (UML: the device's socket
- * or kick channel hung up) breaks the queue too, but the transport, not
- * the device's ring, is at fault: its removal follows and ends what the
- * queue holds with -ENOTCONN. Remember it for fail_work.
+ * A notification the transport could not deliver (UML: the socket or kick
+ * channel hung up) breaks the queue, but the transport is at fault, not
+ * the ring: fail_work then ends requests with -ENOTCONN.
  */
 static void vfsync_notify(struct vfsync_vq *fsvq)
 {
 	if (likely(virtqueue_notify(fsvq->vq)))
 		return;
 	WRITE_ONCE(fsvq->notify_failed, true);
-	/* Nothing else may ever look at this queue again */
+	/* The queue is broken now: only fail_work ends what it holds */
 	vfsync_queue_work(&fsvq->fs->fail_work);
 }
 
-/*
- * A broken queue (the device used a buffer twice, or its ring made no
- * sense, or the transport gave up on the device) never gives its buffers
- * back: let fail_work take them.
- */
+/* A broken queue never gives its buffers back: fail_work takes them */
 static void vfsync_check_broken(struct vfsync_vq *fsvq)
 {
 	if (unlikely(virtqueue_is_broken(fsvq->vq)))
 		vfsync_queue_work(&fsvq->fs->fail_work);
 }
 
-/*
- * Take back what a reset device still holds, used or not: the device is
- * gone, did not finish in time or broke a ring. Requests end with @err.
- */
+/* Take back what a reset device still holds, used or not; end it with @err */
 static void vfsync_reclaim_queue(struct vfsync_vq *fsvq, int err)
 {
 	struct vfsync_buf *buf;
@@ -335,18 +304,14 @@ static void vfsync_reclaim_queue(struct vfsync_vq *fsvq, int err)
 }
 
 /*
- * A queue broke: reset the device, as removal does, and end everything
- * it held, so that no request and no unmount waits for a ring that will
- * never move again. The device stays bound but unusable (mounts fail)
- * until it is unbound and bound again, or removed.
+ * A queue broke: reset the device, as removal does, and end all it held,
+ * so that no request or unmount waits on a dead ring. The device stays
+ * bound but unusable (mounts fail) until rebound or removed.
  *
- * The error says whose fault it was. Every queue broken means the
- * transport gave up on the device (virtio_break_device(), UML's when the
- * socket closes, or ours for a device that asked for a reset), and a
- * queue broken only by a notification the transport could not deliver is
- * the same, seen earlier: the device is gone, -ENOTCONN, as removal
- * (which may follow, or not) ends requests. Otherwise the device broke a
- * ring of its own: -EIO.
+ * Every queue broken (the transport gave up: virtio_break_device(), UML's
+ * socket closing, a device asking for a reset), or queues broken only by
+ * undelivered notifications, means the device is gone: -ENOTCONN, as
+ * removal ends requests. Otherwise the device broke a ring: -EIO.
  */
 static void vfsync_fail_work(struct work_struct *work)
 {
@@ -388,10 +353,8 @@ static void vfsync_fail_work(struct work_struct *work)
 }
 
 /*
- * A configuration change, in whatever context the transport calls it:
- * under the virtio core's config lock, where get_status() may not be
- * called (it sleeps on virtio-ccw). fail_work reads the status; the only
- * change that matters is a device asking for a reset.
+ * Any context, maybe under the virtio core's config lock, where get_status()
+ * may not be called (it sleeps on virtio-ccw): fail_work reads the status.
  */
 void vfsync_config_changed_any(struct vfsync_dev *fs)
 {
@@ -401,9 +364,8 @@ void vfsync_config_changed_any(struct vfsync_dev *fs)
 EXPORT_SYMBOL_IF_KUNIT(vfsync_config_changed_any);
 
 /*
- * The device set VIRTIO_CONFIG_S_NEEDS_RESET (any context): nothing it
- * holds will come back. fail_work breaks every queue, resets the device
- * and ends what it held with -ENOTCONN, as for a device that is gone.
+ * Any context. Nothing the device holds will come back: fail_work breaks
+ * every queue and resets it; its requests end with -ENOTCONN.
  */
 void vfsync_needs_reset(struct vfsync_dev *fs)
 {
@@ -416,12 +378,10 @@ void vfsync_needs_reset(struct vfsync_dev *fs)
 EXPORT_SYMBOL_IF_KUNIT(vfsync_needs_reset);
 
 /*
- * Reap a sync queue, its lock held. @own is the kicker's buffer (NULL for
- * done_work): only it counts as inline; any other buffer is one the device
- * finished after its own kick, deferred whoever finds it. The callback is
- * left enabled only while buffers are outstanding; enabling re-checks the
- * ring, which closes the race with a completion that lands between the
- * last get_buf and the enable.
+ * @own is the kicker's buffer (NULL for done_work): only it counts as
+ * inline. The callback stays enabled only while buffers are outstanding;
+ * virtqueue_enable_cb() re-checks the ring, which closes the race with a
+ * completion between the last get_buf and the enable.
  */
 static bool vfsync_sync_reap_locked(struct vfsync_vq *fsvq,
 				    struct list_head *done,
@@ -457,11 +417,7 @@ static bool vfsync_sync_reap_locked(struct vfsync_vq *fsvq,
 	return own_reaped;
 }
 
-/*
- * A kick's own buffer was reaped right after it (@hit) or not: set a
- * queue whose device keeps missing aside, and take it back when a probe
- * hits. Said in the log (rate-limited) and counted in the stats.
- */
+/* Set aside a queue whose device keeps missing; take it back on a hit */
 static void vfsync_sync_account_locked(struct vfsync_vq *fsvq, bool hit)
 {
 	struct device *dev = &fsvq->fs->vdev->dev;
@@ -485,10 +441,9 @@ static void vfsync_sync_account_locked(struct vfsync_vq *fsvq, bool hit)
 }
 
 /*
- * The callback of a sync queue. Never waits for the lock: a holder is
- * inside a kick, i.e. a host operation, and reaps before it unlocks;
- * VFSYNC_VQ_REAP makes it run this work again if the completion landed
- * after its reap (vfsync_unlock()).
+ * Never waits for the lock: its holder is inside a kick and reaps before
+ * unlocking; VFSYNC_VQ_REAP makes vfsync_unlock() requeue this work if the
+ * completion landed after that reap.
  */
 static void vfsync_sync_done_work(struct work_struct *work)
 {
@@ -559,19 +514,18 @@ static void vfsync_hiprio_done_work(struct work_struct *work)
 }
 
 /*
- * Every queue's callback; KUnit's device calls it too. A device may still
- * signal a queue after removal reset it (a hostile or late one): the
- * queue's work is not queued any more once it is gone, and
- * vfsync_kill_queues() waits for a callback that read ->gone too early.
+ * A late or hostile device may signal a queue after removal reset it: no
+ * work is queued once ->gone, and vfsync_kill_queues() waits for a
+ * callback that read ->gone too early.
  */
 void vfsync_vq_done(struct virtqueue *vq)
 {
 	struct vfsync_vq *fsvq = vq_to_fsvq(vq);
 
 	/*
-	 * A shared interrupt line (virtio-mmio, INTx, a shared MSI-X vector)
-	 * calls a sync queue's callback for any used buffer, also one the
-	 * lock's holder is about to reap: only an armed queue needs the work.
+	 * A shared interrupt line calls a sync queue's callback for any used
+	 * buffer, even one the lock's holder will reap: only an armed queue
+	 * needs the work.
 	 */
 	if (fsvq->kind == VFSYNC_KIND_SYNC && !READ_ONCE(fsvq->armed))
 		return;
@@ -582,14 +536,11 @@ void vfsync_vq_done(struct virtqueue *vq)
 }
 EXPORT_SYMBOL_IF_KUNIT(vfsync_vq_done);
 
-/* Submission */
-
 /*
- * Add a buffer to an interrupt-driven request queue, its lock held.
- * Returns 0 when added (*notify: notify once unlocked), 1 when the queue
- * was full and @buf was parked on queued_reqs (at the head with @front:
- * a retry keeps its place) under this same lock hold, so that the
- * done_work that frees room is sure to see it; else an error.
+ * 0: added (*notify: notify once unlocked). 1: the ring is full and @buf is
+ * parked on queued_reqs (at the head with @front: a retry keeps its place)
+ * in this lock hold, so the done_work that frees room is sure to see it.
+ * Else an error.
  */
 static int vfsync_add_locked(struct vfsync_vq *fsvq, struct vfsync_buf *buf,
 			     bool front, bool *notify)
@@ -642,15 +593,12 @@ static int vfsync_enqueue(struct vfsync_vq *fsvq, struct vfsync_buf *buf)
 }
 
 /*
- * The synchronous path. Stay on this CPU from picking its sync queue until
- * the used ring has been read. The kick is issued with the queue lock held
- * (unlike the request queues): the device finishes the buffers within the
- * kick, and reaping them under the same lock hold is what makes the reply
- * ours without a callback. So the lock is held for a host operation: it is
- * only ever tried, and a submitter that finds it taken (another CPU of this
- * queue is in its kick) takes the interrupt-driven path. Requests are ended
- * only after the CPU is released, since ending may wake tasks and take
- * sleeping locks.
+ * The kick is issued with the queue lock held: the device finishes the
+ * buffers within the kick, and reaping them in the same lock hold makes the
+ * reply ours without a callback. Held for a host operation, the lock is
+ * only ever tried; a submitter that finds it taken goes interrupt-driven.
+ * The CPU stays pinned from picking its queue until the reap; requests end
+ * after it is released, as ending may wake tasks and take sleeping locks.
  *
  * Returns -EAGAIN when the request should take the interrupt-driven path.
  */
@@ -708,16 +656,14 @@ static int vfsync_submit_sync(struct vfsync_dev *fs, struct vfsync_buf *buf)
 	vfsync_count(fsvq, submitted);
 
 	/*
-	 * No interrupt for what completes inside the kick, even while an
-	 * earlier buffer is outstanding: the reap below re-arms the callback
-	 * (with its re-check) only if something is still outstanding then.
+	 * No interrupt for what completes inside the kick; the reap re-arms
+	 * the callback only if something is still outstanding.
 	 */
 	WRITE_ONCE(fsvq->armed, false);
 	virtqueue_disable_cb(vq);
 	/*
-	 * Always notify: the device runs the request inside the notification
-	 * (the contract), so a suppression hint on a sync queue would leave
-	 * the reap below with nothing. kick_prepare still publishes the ring.
+	 * Notify whatever the suppression hint says: the device runs the
+	 * request inside the notification. kick_prepare publishes the ring.
 	 */
 	virtqueue_kick_prepare(vq);
 	vfsync_notify(fsvq);
@@ -739,11 +685,9 @@ out_unlock:
 }
 
 /*
- * Send a request. Called from the FUSE side's submission hook, possibly
- * under its locks (fc->bg_lock for background requests, which are never
- * ->sync): never sleeps and never ends a request. Returns 0 when the
- * buffer is on a queue (or parked for a retry), else an error and the
- * caller still owns @buf.
+ * Maybe under the FUSE core's locks (fc->bg_lock for background requests,
+ * never ->sync): never sleeps and never ends a request. 0: on a queue or
+ * parked for a retry; else an error and the caller still owns @buf.
  */
 int vfsync_submit(struct vfsync_dev *fs, struct vfsync_buf *buf)
 {
@@ -803,10 +747,7 @@ static void vfsync_request_dispatch_work(struct work_struct *work)
 	}
 }
 
-/*
- * Returns true if the hiprio queue is full and the sender should stop
- * until a completion makes room.
- */
+/* True if the queue is full: the sender stops until a completion makes room */
 static bool vfsync_send_msg(struct vfsync_vq *fsvq, struct vfsync_msg *msg,
 			    bool in_flight)
 {
@@ -890,17 +831,10 @@ void vfsync_send_hiprio(struct vfsync_dev *fs, const void *data, size_t len)
 }
 
 /*
- * The kick floor, a test-only measurement (debugfs <tag>/floor): kicks of
- * the current CPU's sync queue with no buffer added, made exactly as the
- * sync path makes its kick, timed with ktime. The device finds nothing on
- * the ring and acknowledges; the round trip is the transport's floor, which
- * a sync request's own time can be compared with. Its file and the
- * summary of a run are in vfsync_stats.c.
- *
- * One empty kick, as vfsync_submit_sync() kicks: CPU pinned, the queue
- * lock tried (never waited for), callback off, then the reap of whatever
- * the device finished meanwhile. Returns the round trip in ns, -EBUSY if
- * the lock was taken, -ENODEV if the queue is broken or the device failed.
+ * The kick floor (debugfs <tag>/floor, test-only): an empty kick of this
+ * CPU's sync queue, made as vfsync_submit_sync() kicks. The device finds
+ * nothing and acknowledges: the transport's round trip. Returns it in ns,
+ * -EBUSY if the lock was taken, -ENODEV if the queue or device failed.
  */
 static s64 vfsync_floor_kick(struct vfsync_dev *fs)
 {
@@ -938,11 +872,8 @@ out_unlock:
 }
 
 /*
- * @n empty kicks, one at a time with a reschedule point between them; the
- * figures go to fs->floor. A busy queue (another CPU in its kick) skips
- * that kick and counts it. -EOPNOTSUPP without sync queues, -ENODEV once a
- * queue is broken, -EINTR on a fatal signal; the kicks made until then are
- * in fs->floor all the same.
+ * @n empty kicks, summed up in fs->floor; a busy queue skips a kick and
+ * counts it. The kicks made before an error (-EINTR, ...) are in it too.
  */
 int vfsync_floor_run(struct vfsync_dev *fs, unsigned int n)
 {
@@ -1005,11 +936,7 @@ void vfsync_init_vq(struct vfsync_dev *fs, struct vfsync_vq *fsvq,
 		break;
 	case VFSYNC_KIND_SYNC:
 		INIT_WORK(&fsvq->done_work, vfsync_sync_done_work);
-		/*
-		 * Never queued (a sync queue parks nothing: a buffer without
-		 * room takes a request queue); initialised so that stopping
-		 * and removal flush every queue alike.
-		 */
+		/* Never queued (nothing parks here), flushed like the others */
 		INIT_WORK(&fsvq->dispatch_work, vfsync_request_dispatch_work);
 		break;
 	}
@@ -1025,14 +952,13 @@ void vfsync_init_dev(struct vfsync_dev *fs)
 EXPORT_SYMBOL_IF_KUNIT(vfsync_init_dev);
 
 /*
- * Removal and a failed probe, once the device is reset and every queue is
- * drained: no work of a queue may run or be queued after this, because the
- * caller deletes the virtqueues next (and the last reference frees the
- * queues). Whoever queues a queue's work outside a work of its own (the
- * callback, vfsync_unlock()) reads ->gone and queues inside one RCU
- * read-side section: after the grace period each of them either saw
- * ->gone or has queued its work, which is then cancelled here. A work that
- * runs queues no other work of its queue once ->gone is set.
+ * Removal and a failed probe, once the device is reset and every queue
+ * drained: the caller deletes the virtqueues next, so no queue work may
+ * run or be queued after this. Whoever queues a queue's work outside one
+ * of its works (the callback, vfsync_unlock()) reads ->gone and queues in
+ * one RCU read-side section: after the grace period each saw ->gone or
+ * queued work that is cancelled here. A running work queues no other work
+ * of its queue once ->gone is set.
  */
 void vfsync_kill_queues(struct vfsync_dev *fs)
 {
@@ -1052,10 +978,7 @@ void vfsync_kill_queues(struct vfsync_dev *fs)
 	cancel_work_sync(&fs->fail_work);
 }
 
-/*
- * Removal, once the instance is unlisted: end everything the device holds
- * and leave its queues idle; the caller deletes the virtqueues next.
- */
+/* Removal, once unlisted: end all the device holds, leave the queues idle */
 void vfsync_remove_queues(struct vfsync_dev *fs)
 {
 	long left = VFSYNC_REMOVE_GRACE;
@@ -1065,9 +988,8 @@ void vfsync_remove_queues(struct vfsync_dev *fs)
 	/* fail_work does not take vfsync_mutex */
 	cancel_work_sync(&fs->fail_work);
 	/*
-	 * A device that is still there may finish what it holds; one that is
-	 * gone (its queues are broken), failed, or takes too long is reset,
-	 * and its buffers are taken back.
+	 * A live device may finish what it holds; one that is gone (broken
+	 * queues), failed or too slow is reset and its buffers taken back.
 	 */
 	for (i = 0; i < fs->nvqs && left > 0 && !READ_ONCE(fs->failed); i++) {
 		struct vfsync_vq *fsvq = &fs->vqs[i];

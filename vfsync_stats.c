@@ -1,13 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * virtio_fs_sync: what the driver shows of itself. Under
- * /sys/fs/virtio_fs_sync/<tag>/: tag, sync, queues and the per-queue
- * counters (stats); under /sys/kernel/debug/virtio_fs_sync/<tag>/: every
- * queue's counters (stats), the FUSE side's FORGETs (forgets) and the kick
- * floor (floor, root only, test-only: its kicks are made by
- * vfsync_floor_run() in vfsync_queue.c). Everything here reads the
- * counters, which are atomics, or takes ->floor_lock; nothing touches a
- * queue.
+ * virtio_fs_sync: the sysfs and debugfs files, described in
+ * Documentation/ABI/testing/. They read atomic counters or take
+ * ->floor_lock; nothing here touches a queue.
  */
 
 #include <linux/capability.h>
@@ -38,8 +33,6 @@ int vfsync_stats_line(char *buf, size_t size, const char *name,
 			 (u64)atomic64_read(&st->demoted));
 }
 EXPORT_SYMBOL_IF_KUNIT(vfsync_stats_line);
-
-/* sysfs: /sys/fs/virtio_fs_sync/<tag>/{tag,sync,queues,stats} */
 
 static ssize_t tag_show(struct kobject *kobj, struct kobj_attribute *attr,
 			char *buf)
@@ -78,10 +71,7 @@ static ssize_t queues_show(struct kobject *kobj, struct kobj_attribute *attr,
 /* Room kept at the end of the sysfs stats page for the "truncated" line */
 #define VFSYNC_STATS_TAIL	160
 
-/*
- * One line per queue while whole lines fit in the page; then one line
- * that says how many queues did not fit and where all of them are.
- */
+/* Whole lines while they fit, then one that says where all of them are */
 static ssize_t stats_show(struct kobject *kobj, struct kobj_attribute *attr,
 			  char *buf)
 {
@@ -130,8 +120,6 @@ const struct attribute_group *vfsync_sysfs_groups[] = {
 	&vfsync_group,
 	NULL
 };
-
-/* The kick floor's figures: the summary of one run, and its file */
 
 static int vfsync_floor_cmp(const void *a, const void *b)
 {
@@ -205,8 +193,6 @@ static const struct file_operations vfsync_floor_fops = {
 	.llseek		= seq_lseek,
 	.release	= single_release,
 };
-
-/* debugfs: /sys/kernel/debug/virtio_fs_sync/<tag>/stats, every queue */
 
 static struct dentry *vfsync_debugfs_root;	/* set at init, before any probe */
 

@@ -1,24 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * virtio_fs_sync: the virtio side of a virtio-fs driver with the
- * experimental VIRTIO_FS_F_SYNC synchronous queues.
+ * virtio_fs_sync: a virtio-fs driver with the experimental VIRTIO_FS_F_SYNC
+ * synchronous queues. Queues: 0 hiprio (FORGET), 1..R interrupt-driven
+ * request queues and, with VIRTIO_FS_F_SYNC, R+1..R+S sync queues. The
+ * device completes a sync queue's buffers before the kick returns, so the
+ * submitter reaps its own reply right after the kick, with no interrupt or
+ * wake-up. Documentation/virtio-fs-sync.rst has the contract.
  *
- * Queues: 0 hiprio (FORGET), 1..R interrupt-driven request queues and,
- * when VIRTIO_FS_F_SYNC is negotiated, R+1..R+S sync queues. The device
- * completes a sync queue's buffers before the kick returns, so the
- * submitter reaps its own reply right after the kick and nobody waits for
- * an interrupt or a wake-up. Documentation/virtio-fs-sync.rst has the
- * contract and the driver's side of it.
- *
- * This file is the device: its configuration, the queues it offers and
- * the CPU to queue maps, the instances found by tag, DAX, probe and
- * removal, and the module's virtio side. The queue engine (submission,
- * completion, failure) is vfsync_queue.c; the sysfs and debugfs files are
- * vfsync_stats.c.
- *
- * It knows nothing of FUSE: the FUSE side (fuse_glue.c) turns requests
- * into struct vfsync_buf, calls the API of virtio_fs_sync.h and is called
- * back only through each buffer's vfsync_buf_ops.
+ * This file is the device: configuration, queues, CPU maps, instances by
+ * tag, DAX, probe and removal. It knows nothing of FUSE (fuse_glue.c),
+ * which calls virtio_fs_sync.h and is called back through vfsync_buf_ops.
  */
 
 #include <linux/cpumask.h>
@@ -59,11 +50,7 @@ module_param_named(sync_feature_bit, vfsync_feature_bit, uint, 0444);
 MODULE_PARM_DESC(sync_feature_bit,
 		 "Feature bit number of VIRTIO_FS_F_SYNC, 1..23 (default: 1)");
 
-/*
- * Where num_sync_queues is in the config space: the contract's 44, after
- * notify_buf_size, or 40, right after num_request_queues, where a VMM
- * whose config space ends there (libkrun's is 40 bytes) appends it.
- */
+/* 40: right after num_request_queues, where libkrun (40 bytes) appends it */
 static unsigned int vfsync_sync_queues_at = VFSYNC_SYNC_QUEUES_AT;
 module_param_named(sync_queues_at, vfsync_sync_queues_at, uint, 0444);
 MODULE_PARM_DESC(sync_queues_at,
@@ -77,13 +64,10 @@ static DEFINE_MUTEX(vfsync_mutex);
 static LIST_HEAD(vfsync_instances);	/* protected by vfsync_mutex */
 static struct kset *vfsync_kset;	/* /sys/fs/virtio_fs_sync */
 
-/* Pure helpers, unit-tested by tests/kunit/virtio_fs_sync_test.c */
-
 /*
- * Sanity-check the queue counts the device reports. Request queues beyond
- * the CPU count stay unmapped, as in-tree virtiofs does, but when sync
- * queues follow them they must still be instantiated: virtio numbers
- * queues densely, so the sync queues start at R + 1 whatever we use.
+ * Request queues beyond the CPU count stay unmapped, as in in-tree
+ * virtiofs, but are still instantiated when sync queues follow: virtio
+ * numbers queues densely, so the sync queues start at R + 1 regardless.
  */
 int vfsync_parse_config(u32 req_queues, u32 sync_queues, bool sync_feature,
 			unsigned int nr_cpus, struct vfsync_qconf *conf)
@@ -99,10 +83,8 @@ int vfsync_parse_config(u32 req_queues, u32 sync_queues, bool sync_feature,
 	conf->num_mapped_request_queues = min3(req_queues, (u32)nr_cpus, room);
 	nsync = min_t(u32, nsync, nr_cpus);
 	/*
-	 * With sync queues every request queue is instantiated before them:
-	 * keep as many sync queues as fit after all of them (none if the
-	 * request queues alone fill the room). No subtraction can wrap:
-	 * room - req_queues is taken only when req_queues < room.
+	 * Keep as many sync queues as fit after all the request queues; the
+	 * subtraction is taken only when req_queues < room.
 	 */
 	if (req_queues >= room)
 		nsync = 0;
@@ -118,10 +100,9 @@ int vfsync_parse_config(u32 req_queues, u32 sync_queues, bool sync_feature,
 EXPORT_SYMBOL_IF_KUNIT(vfsync_parse_config);
 
 /*
- * Fill a CPU -> virtqueue map: @map has @map_len entries indexed by CPU id;
- * a listed CPU gets queue @first_vq + pick, unlisted ids the first queue.
- * @spread cuts the listed CPUs, in order, into @nqueues contiguous groups;
- * otherwise CPU c gets queue c mod @nqueues, by id.
+ * @map: CPU id -> virtqueue; a listed CPU gets @first_vq + pick, other ids
+ * @first_vq. @spread cuts the listed CPUs, in order, into @nqueues
+ * contiguous groups; otherwise CPU c gets c mod @nqueues.
  */
 static void vfsync_map_cpus(unsigned int *map, unsigned int map_len,
 			    const unsigned int *cpus, unsigned int ncpus,
@@ -143,10 +124,7 @@ static void vfsync_map_cpus(unsigned int *map, unsigned int map_len,
 	}
 }
 
-/*
- * Request-queue map when the transport has no interrupt affinity: the
- * listed CPUs in order, cut into nqueues contiguous groups.
- */
+/* Request-queue map when the transport has no interrupt affinity */
 void vfsync_map_spread(unsigned int *map, unsigned int map_len,
 		       const unsigned int *cpus, unsigned int ncpus,
 		       unsigned int nqueues, unsigned int first_vq)
@@ -155,10 +133,7 @@ void vfsync_map_spread(unsigned int *map, unsigned int map_len,
 }
 EXPORT_SYMBOL_IF_KUNIT(vfsync_map_spread);
 
-/*
- * Sync-queue map, as the contract says: CPU c submits on sync queue
- * c mod S. With sparse CPU ids some queues may go unused.
- */
+/* As the contract says: CPU c submits on sync queue c mod S */
 void vfsync_map_sync(unsigned int *map, unsigned int map_len,
 		     const unsigned int *cpus, unsigned int ncpus,
 		     unsigned int nqueues, unsigned int first_vq)
@@ -167,11 +142,7 @@ void vfsync_map_sync(unsigned int *map, unsigned int map_len,
 }
 EXPORT_SYMBOL_IF_KUNIT(vfsync_map_sync);
 
-/*
- * The smallest ring among the queues of @kind (UINT_MAX if none): a
- * request's pages are capped by the request queues, which every request
- * may take; a sync queue too small for a request is skipped instead.
- */
+/* The smallest ring among the queues of @kind, UINT_MAX if none */
 unsigned int vfsync_min_queue_size(const unsigned int *sizes,
 				   const enum vfsync_vq_kind *kinds,
 				   unsigned int n, enum vfsync_vq_kind kind)
@@ -202,8 +173,6 @@ static const struct kobj_type vfsync_ktype = {
 	.default_groups = vfsync_sysfs_groups,
 };
 
-/* Instances */
-
 void vfsync_put(struct vfsync_dev *fs)
 {
 	mutex_lock(&vfsync_mutex);
@@ -227,10 +196,7 @@ struct vfsync_dev *vfsync_get(const char *tag)
 	return found;
 }
 
-/*
- * Under vfsync_mutex, as removal: a device still listed keeps its
- * virtqueues until it is unlisted, which happens under the mutex too.
- */
+/* Under vfsync_mutex: a listed device keeps its virtqueues until unlisted */
 int vfsync_connect(struct vfsync_dev *fs)
 {
 	int ret = 0;
@@ -298,10 +264,7 @@ static void vfsync_cleanup_dax(void *data)
 	put_dax(dax_dev);
 }
 
-/*
- * Map the cache window if the device has one. No window is not an error:
- * mounting with dax=always then fails, as with in-tree virtiofs.
- */
+/* No window is not an error: dax=always mounts fail, as in-tree virtiofs */
 static int vfsync_setup_dax(struct virtio_device *vdev, struct vfsync_dev *fs)
 {
 	struct virtio_shm_region cache_reg;
@@ -359,8 +322,6 @@ static int vfsync_setup_dax(struct virtio_device *vdev, struct vfsync_dev *fs)
 					fs->dax_dev);
 }
 
-/* Probe and remove */
-
 static int vfsync_read_tag(struct virtio_device *vdev, struct vfsync_dev *fs)
 {
 	char tag[sizeof_field(struct vfsync_config, tag)];
@@ -400,17 +361,9 @@ static bool vfsync_budget_negotiated(struct virtio_device *vdev)
 }
 
 /*
- * How many config bytes the transport can read, 0 if it does not say.
- * virtio-pci (modern) maps the first usable device-config capability, at
- * most a page of it, and BUG()s on a read past that (vp_get()); other
- * transports return something (QEMU: all ones) or leave the buffer alone
- * (UML when GET_CONFIG fails).
- */
-/*
- * The bytes of a device-config capability of @cap_len at @offset in a BAR
- * of @bar_len that the transport can read: the capability may claim more
- * than its BAR has (virtio-pci maps what the BAR has, at most a page, but
- * checks reads against the claim).
+ * What virtio-pci can read of a device-config capability of @cap_len at
+ * @offset in a BAR of @bar_len: it maps what the BAR has, at most a page,
+ * but checks reads against the capability's claim, which may be larger.
  */
 VISIBLE_IF_KUNIT size_t vfsync_cfg_room(u32 offset, u32 cap_len, u64 bar_len)
 {
@@ -420,6 +373,13 @@ VISIBLE_IF_KUNIT size_t vfsync_cfg_room(u32 offset, u32 cap_len, u64 bar_len)
 }
 EXPORT_SYMBOL_IF_KUNIT(vfsync_cfg_room);
 
+/*
+ * Config bytes the transport can read, 0 if it does not say. Modern
+ * virtio-pci reads the first usable device-config capability and BUG()s
+ * on a read past its mapping (vp_get()); other transports return
+ * something (QEMU: all ones) or leave the buffer alone (UML when
+ * GET_CONFIG fails).
+ */
 static size_t vfsync_config_len(struct virtio_device *vdev)
 {
 #ifdef CONFIG_PCI
@@ -462,10 +422,7 @@ static u32 vfsync_cread_le32(struct virtio_device *vdev, unsigned int offset)
 	return le32_to_cpu(v);
 }
 
-/*
- * Set up the queues; with @sync, the sync queues too if the config has
- * them. *tried_sync says whether sync queues were asked for.
- */
+/* *@tried_sync: sync queues were asked for; a retry without them may work */
 static int vfsync_setup_vqs(struct virtio_device *vdev, struct vfsync_dev *fs,
 			    bool sync, bool *tried_sync)
 {
@@ -593,9 +550,8 @@ out:
 }
 
 /*
- * Request queues follow the transport's interrupt affinity when it has
- * one (PCI MSI-X), like in-tree virtiofs; otherwise the possible CPUs are
- * spread evenly. CPU c takes sync queue c mod S.
+ * Request queues follow the transport's interrupt affinity (PCI MSI-X), as
+ * in in-tree virtiofs; without it the possible CPUs are spread evenly.
  */
 static void vfsync_map_queues(struct virtio_device *vdev,
 			      struct vfsync_dev *fs, const unsigned int *cpus,
@@ -789,11 +745,8 @@ static void vfsync_remove(struct virtio_device *vdev)
 }
 
 /*
- * A configuration change. The only one that matters is the device asking
- * for a reset (VIRTIO_CONFIG_S_NEEDS_RESET: the project's QEMU when the
- * back-end of a device with sync queues is gone): what it holds will never
- * come back. Under the core's config lock, maybe in interrupt context: the
- * queue engine's fail_work reads the status and does the rest.
+ * Maybe in interrupt context. What matters is a device asking for a reset
+ * (the project's QEMU, when a sync-capable back-end is gone).
  */
 static void vfsync_config_changed(struct virtio_device *vdev)
 {
@@ -844,9 +797,8 @@ unsigned int vfsync_sync_feature_bit(bool *enabled)
 }
 
 /*
- * One line for each virtio-fs device this driver did not bind: in-tree
- * virtiofs, loaded or built in first, holds it, or its probe failed.
- * Which driver binds a device is decided by load order alone.
+ * A virtio-fs device this driver did not bind is held by in-tree virtiofs,
+ * loaded or built in first (load order alone decides), or failed probe.
  */
 static int vfsync_report_device(struct device *dev, void *data)
 {

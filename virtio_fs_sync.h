@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The virtio side of virtio_fs_sync (virtio_fs_sync.c, vfsync_queue.c,
- * vfsync_stats.c): its data, what its files share, and the
- * API the FUSE side (fuse_glue.c) calls. The dependency points one way:
- * the FUSE side calls down into the functions below; the virtio side
- * knows a request only as a struct vfsync_buf and calls back up only
- * through the buffer's vfsync_buf_ops. Nothing here is FUSE's.
+ * vfsync_stats.c) and the API the FUSE side (fuse_glue.c) calls. The
+ * virtio side knows a request only as a struct vfsync_buf and calls back
+ * up only through its vfsync_buf_ops. Nothing here is FUSE's.
  */
 #ifndef _VIRTIO_FS_SYNC_H
 #define _VIRTIO_FS_SYNC_H
@@ -192,9 +190,8 @@ struct vfsync_dev {
 	unsigned int request_queue_size;
 	unsigned int sync_queue_size;
 	/*
-	 * Set once by fail_work: a queue broke (the device used a buffer
-	 * twice or wrote a bad ring), the device was reset and everything
-	 * it held failed with -EIO. Read under a queue lock by
+	 * Set once by fail_work: a queue broke, the device was reset and all
+	 * it held ended with -EIO or -ENOTCONN. Read under a queue lock by
 	 * vfsync_start_all_queues(), which then keeps the queues stopped.
 	 */
 	bool failed;
@@ -303,14 +300,9 @@ void vfsync_queue_work(struct work_struct *work);
 void vfsync_send_hiprio(struct vfsync_dev *fs, const void *msg, size_t len);
 
 /*
- * vfsync_queue.c, the queue engine, for the device (virtio_fs_sync.c) and
- * KUnit: the driver's workqueue (made at init, or by KUnit's engine suite;
- * destroyed at exit), the virtqueues' callback, stopping every queue and
- * waiting until each is idle (drain; connect and disconnect), and
- * removal: the queues
- * marked gone and their works cancelled (kill; on a failed probe too), or
- * everything the device holds ended first (remove); a device that asks for
- * a reset (needs_reset).
+ * vfsync_queue.c, for virtio_fs_sync.c and KUnit. Removal: kill marks the
+ * queues gone and cancels their works (a failed probe too); remove ends
+ * everything the device holds first.
  */
 int vfsync_wq_init(void);
 void vfsync_wq_exit(void);
@@ -322,10 +314,7 @@ void vfsync_remove_queues(struct vfsync_dev *fs);
 void vfsync_needs_reset(struct vfsync_dev *fs);
 void vfsync_config_changed_any(struct vfsync_dev *fs);
 
-/*
- * vfsync_stats.c: sysfs attributes (the ktype's default groups) and the
- * debugfs files; the root directory is made at init, before any probe.
- */
+/* vfsync_stats.c; the debugfs root is made at init, before any probe */
 extern const struct attribute_group *vfsync_sysfs_groups[];
 void vfsync_debugfs_init(void);
 void vfsync_debugfs_exit(void);
