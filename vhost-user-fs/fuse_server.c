@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The FUSE protocol layer: checks each request's header, decodes its
- * arguments for the handlers (arg_*, out_reserve), answers INIT and
- * DESTROY itself, and calls the passthrough file system's handler
- * (passthrough.c) for everything else through one opcode-indexed table,
- * fuse_ops[]. Requests are untrusted bytes; replies are written to a
- * per-thread buffer.
+ * arguments for the handlers (arg_*, out_reserve), answers INIT, DESTROY,
+ * INTERRUPT and the lock requests itself from its own table, proto_ops[],
+ * and calls the file system's handler for everything else through the
+ * opcode-indexed table the file system gave fuse_server__new() (the
+ * passthrough's, in passthrough.c). It knows the file system only through
+ * that struct fuse_fs_ops. Requests are untrusted bytes; replies are
+ * written to a per-thread buffer.
  *
  * Credentials: objects are created with the caller's fsuid/fsgid, set per
  * thread with the raw setfsuid/setfsgid system calls (which, unlike
@@ -30,9 +32,22 @@
 
 #include <linux/fuse.h>
 
-#include "passthrough.h"
+#include "fuse_server.h"
 
 #define OUR_MINOR	38
+
+struct fuse_server {
+	const struct options *opt;
+	const struct fuse_fs_ops *fs_ops;
+	void *fs;
+
+	/* what INIT negotiated */
+	bool initialized;		/* atomic: INIT done, set by op_init */
+	unsigned int minor;
+	bool writeback;
+	/* atomic: the frontend runs sync queues (fuse_server__set_sync()) */
+	bool sync_frontend;
+};
 
 /* ---- scratch space ---- */
 
@@ -216,80 +231,33 @@ static int op_nosys(struct req *r)
 	return -ENOSYS;
 }
 
-/* ---- the opcode table ---- */
+/* ---- the opcode tables ---- */
 
-enum {
-	OP_INODE = 1 << 0,	/* inode_op, given the inode of ih->nodeid */
-	OP_NO_REPLY = 1 << 1,	/* never answered, not even with an error */
-	OP_BEFORE_INIT = 1 << 2,	/* served before INIT is done */
+/* Only the protocol's own INIT: served before INIT is done. */
+#define OP_BEFORE_INIT	(1 << 2)
+
+/* The opcodes the protocol answers itself, whatever the file system has. */
+static const struct fuse_op proto_ops[] = {
+	[FUSE_INIT] = FUSE_NODELESS_OP(op_init, OP_BEFORE_INIT),
+	[FUSE_DESTROY] = FUSE_NODELESS_OP(op_destroy, 0),
+	[FUSE_INTERRUPT] = FUSE_NODELESS_OP(op_ignore, FUSE_OP_NO_REPLY),
+	[FUSE_GETLK] = FUSE_NODELESS_OP(op_nosys, 0),
+	[FUSE_SETLK] = FUSE_NODELESS_OP(op_nosys, 0),
+	[FUSE_SETLKW] = FUSE_NODELESS_OP(op_nosys, 0),
 };
 
-/* The server's opcodes; any other gets ENOSYS. */
-struct fuse_op {
-	union {
-		int (*inode_op)(struct req *r, struct inode *ino);
-		int (*op)(struct req *r);	/* no inode, or its own nodeids */
-	};
-	unsigned int flags;
-};
-
-#define INODE_OP(fn)		{ .inode_op = (fn), .flags = OP_INODE }
-#define NODELESS_OP(fn, f)	{ .op = (fn), .flags = (f) }
-
-static const struct fuse_op fuse_ops[] = {
-	[FUSE_INIT] = NODELESS_OP(op_init, OP_BEFORE_INIT),
-	[FUSE_DESTROY] = NODELESS_OP(op_destroy, 0),
-	[FUSE_FORGET] = NODELESS_OP(op_forget, OP_NO_REPLY),
-	[FUSE_BATCH_FORGET] = NODELESS_OP(op_batch_forget, OP_NO_REPLY),
-	[FUSE_INTERRUPT] = NODELESS_OP(op_ignore, OP_NO_REPLY),
-	[FUSE_READ] = NODELESS_OP(op_read, 0),
-	[FUSE_WRITE] = NODELESS_OP(op_write, 0),
-	[FUSE_RELEASE] = NODELESS_OP(op_release, 0),
-	[FUSE_RELEASEDIR] = NODELESS_OP(op_releasedir, 0),
-	[FUSE_FSYNC] = NODELESS_OP(op_fsync, 0),
-	[FUSE_FSYNCDIR] = NODELESS_OP(op_fsyncdir, 0),
-	[FUSE_FLUSH] = NODELESS_OP(op_flush, 0),
-	[FUSE_FALLOCATE] = NODELESS_OP(op_fallocate, 0),
-	[FUSE_LSEEK] = NODELESS_OP(op_lseek, 0),
-	[FUSE_COPY_FILE_RANGE] = NODELESS_OP(op_copy_file_range, 0),
-	[FUSE_SYNCFS] = NODELESS_OP(op_syncfs, 0),
-	[FUSE_GETLK] = NODELESS_OP(op_nosys, 0),
-	[FUSE_SETLK] = NODELESS_OP(op_nosys, 0),
-	[FUSE_SETLKW] = NODELESS_OP(op_nosys, 0),
-	[FUSE_LOOKUP] = INODE_OP(op_lookup),
-	[FUSE_GETATTR] = INODE_OP(op_getattr),
-	[FUSE_SETATTR] = INODE_OP(op_setattr),
-	[FUSE_READLINK] = INODE_OP(op_readlink),
-	[FUSE_SYMLINK] = INODE_OP(op_symlink),
-	[FUSE_MKNOD] = INODE_OP(op_mknod),
-	[FUSE_MKDIR] = INODE_OP(op_mkdir),
-	[FUSE_UNLINK] = INODE_OP(op_unlink),
-	[FUSE_RMDIR] = INODE_OP(op_rmdir),
-	[FUSE_RENAME] = INODE_OP(op_rename),
-	[FUSE_RENAME2] = INODE_OP(op_rename2),
-	[FUSE_LINK] = INODE_OP(op_link),
-	[FUSE_OPEN] = INODE_OP(op_open),
-	[FUSE_CREATE] = INODE_OP(op_create),
-	[FUSE_TMPFILE] = INODE_OP(op_tmpfile),
-	[FUSE_STATFS] = INODE_OP(op_statfs),
-	[FUSE_SETXATTR] = INODE_OP(op_setxattr),
-	[FUSE_GETXATTR] = INODE_OP(op_getxattr),
-	[FUSE_LISTXATTR] = INODE_OP(op_listxattr),
-	[FUSE_REMOVEXATTR] = INODE_OP(op_removexattr),
-	[FUSE_OPENDIR] = INODE_OP(op_opendir),
-	[FUSE_READDIR] = INODE_OP(op_readdir),
-	[FUSE_READDIRPLUS] = INODE_OP(op_readdirplus),
-	[FUSE_ACCESS] = INODE_OP(op_access),
-};
-
-/* The opcode's entry, or NULL for one the server does not know. */
-static const struct fuse_op *fuse_op_of(uint32_t opcode)
+/* The opcode's entry, or NULL for one neither table has. */
+static const struct fuse_op *fuse_op_of(const struct fuse_server *s,
+					uint32_t opcode)
 {
 	const struct fuse_op *op;
 
-	if (opcode >= sizeof(fuse_ops) / sizeof(fuse_ops[0]))
+	if (opcode < sizeof(proto_ops) / sizeof(proto_ops[0]) &&
+	    proto_ops[opcode].op)
+		return &proto_ops[opcode];
+	if (opcode >= s->fs_ops->nops)
 		return NULL;
-	op = &fuse_ops[opcode];
+	op = &s->fs_ops->ops[opcode];
 	return op->op ? op : NULL;
 }
 
@@ -305,13 +273,13 @@ static int handle(struct req *r, const struct fuse_op *op)
 		return -EIO;
 	if (!op)
 		return -ENOSYS;
-	if (!(op->flags & OP_INODE))
+	if (!(op->flags & FUSE_OP_INODE))
 		return op->op(r);
-	ino = inode__get(&s->it, r->ih->nodeid, &err);
+	ino = s->fs_ops->inode_get(s->fs, r->ih->nodeid, &err);
 	if (!ino)
 		return -err;
 	err = op->inode_op(r, ino);
-	inode__put(&s->it, ino);
+	s->fs_ops->inode_put(s->fs, ino);
 	return err;
 }
 
@@ -320,7 +288,7 @@ size_t fuse_server__handle(struct fuse_server *srv, struct fuse_ctx *ctx,
 {
 	const struct fuse_in_header *ih = (const void *)ctx->in;
 	struct fuse_out_header *oh = (void *)ctx->out;
-	struct req r = { .srv = srv, .ctx = ctx, .ih = ih };
+	struct req r = { .srv = srv, .fs = srv->fs, .ctx = ctx, .ih = ih };
 	const struct fuse_op *op;
 	size_t extlen;
 	int err;
@@ -339,7 +307,7 @@ size_t fuse_server__handle(struct fuse_server *srv, struct fuse_ctx *ctx,
 		oh->error = -EINVAL;
 		return sizeof(*oh);
 	}
-	op = fuse_op_of(ih->opcode);
+	op = fuse_op_of(srv, ih->opcode);
 	extlen = (size_t)ih->total_extlen * 8;
 	if (ih->len != in_len || in_len > ctx->in_cap ||
 	    in_len - sizeof(*ih) < extlen) {
@@ -354,7 +322,7 @@ size_t fuse_server__handle(struct fuse_server *srv, struct fuse_ctx *ctx,
 	if (ctx->would_block)
 		return 0;
 reply:
-	if (op && op->flags & OP_NO_REPLY)
+	if (op && op->flags & FUSE_OP_NO_REPLY)
 		return 0;
 	if (err)
 		r.out_len = 0;
@@ -375,7 +343,7 @@ reply:
 
 void fuse_server__reset(struct fuse_server *s)
 {
-	passthrough__reset(s);
+	s->fs_ops->reset(s->fs);
 	__atomic_store_n(&s->initialized, false, __ATOMIC_RELEASE);
 }
 
@@ -384,18 +352,27 @@ void fuse_server__set_sync(struct fuse_server *s, bool sync)
 	__atomic_store_n(&s->sync_frontend, sync, __ATOMIC_RELEASE);
 }
 
-struct fuse_server *fuse_server__new(const struct options *opt)
+bool fuse_server__writeback(const struct fuse_server *s)
+{
+	return s->writeback;
+}
+
+struct fuse_server *fuse_server__new(const struct options *opt,
+				     const struct fuse_fs_ops *ops, void *fs)
 {
 	struct fuse_server *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
 	s->opt = opt;
-	if (passthrough__init(s)) {
-		free(s);
-		return NULL;
-	}
+	s->fs_ops = ops;
+	s->fs = fs;
 	return s;
+}
+
+void *fuse_server__fs(struct fuse_server *s)
+{
+	return s->fs;
 }
 
 void fuse_server__free(struct fuse_server *s)
@@ -403,12 +380,6 @@ void fuse_server__free(struct fuse_server *s)
 	if (!s)
 		return;
 	fuse_server__reset(s);
-	passthrough__destroy(s);
+	s->fs_ops->destroy(s->fs);
 	free(s);
-}
-
-void fuse_server__counts(struct fuse_server *s, unsigned long *inodes,
-			 unsigned long *fds)
-{
-	inode__counts(&s->it, inodes, fds);
 }

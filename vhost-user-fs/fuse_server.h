@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * FUSE passthrough for one host directory. Requests are untrusted bytes;
- * replies are written to a per-thread buffer. Inside: the protocol layer,
- * fuse_server.c, and the passthrough file system, passthrough.c, with
- * passthrough.h between them.
+ * The FUSE protocol layer: requests are untrusted bytes, checked and
+ * decoded here; replies are written to a per-thread buffer. It serves a
+ * file system it knows only through struct fuse_fs_ops (the passthrough,
+ * passthrough.c, gives one): an opcode-indexed table of handlers, which
+ * use struct req and its accessors below, and what the protocol asks of
+ * the file system as a whole. Dependencies point one way: the file system
+ * includes this header, never the other way round.
+ *
+ * The rest of the daemon holds a struct fuse_server and uses the
+ * fuse_server__* and fuse_ctx__* calls only.
  */
 #ifndef VHOST_USER_FS_FUSE_SERVER_H
 #define VHOST_USER_FS_FUSE_SERVER_H
@@ -20,6 +26,9 @@
 #define FUSE_SERVER_SLACK	4096
 
 struct fuse_server;
+struct fuse_in_header;
+/* The file system's object a request's nodeid names; opaque here. */
+struct inode;
 
 /* Per-thread scratch space, so the steady state allocates nothing. */
 struct fuse_ctx {
@@ -40,7 +49,82 @@ struct fuse_ctx {
 	bool would_block;
 };
 
-struct fuse_server *fuse_server__new(const struct options *opt);
+/* ---- the file system's side ---- */
+
+/*
+ * One request, set up by fuse_server__handle(). Handlers read the fields
+ * and write out_len, or reserve their reply with out_reserve().
+ */
+struct req {
+	struct fuse_server *srv;
+	void *fs;			/* the file system's, from fuse_server__new() */
+	struct fuse_ctx *ctx;
+	const struct fuse_in_header *ih;
+	const uint8_t *arg;
+	size_t arglen;
+	uint8_t *out;			/* payload, after the out header */
+	size_t out_max;			/* payload room */
+	size_t out_len;
+	int name_err;			/* why arg_name() failed */
+};
+
+/* The next size argument bytes, or NULL if fewer are left. */
+const void *arg_take(struct req *r, size_t size);
+/* A NUL-terminated string, or NULL. */
+const char *arg_string(struct req *r);
+/* A checked name for a new or existing entry, or NULL with r->name_err. */
+const char *arg_name(struct req *r);
+/* size zeroed reply bytes after those reserved so far, or NULL. */
+void *out_reserve(struct req *r, size_t size);
+/* The caller's fsuid/fsgid on this thread, until creds_restore(). */
+void creds_set(const struct fuse_in_header *ih);
+void creds_restore(void);
+/* What INIT negotiated: the guest's writeback cache. */
+bool fuse_server__writeback(const struct fuse_server *srv);
+
+enum {
+	FUSE_OP_INODE = 1 << 0,		/* inode_op, given the inode of ih->nodeid */
+	FUSE_OP_NO_REPLY = 1 << 1,	/* never answered, not even with an error */
+};
+
+/* A file system's handler of one opcode: 0 or -errno. */
+struct fuse_op {
+	union {
+		int (*inode_op)(struct req *r, struct inode *ino);
+		int (*op)(struct req *r);	/* no inode, or its own nodeids */
+	};
+	unsigned int flags;
+};
+
+#define FUSE_INODE_OP(fn)	{ .inode_op = (fn), .flags = FUSE_OP_INODE }
+#define FUSE_NODELESS_OP(fn, f)	{ .op = (fn), .flags = (f) }
+
+/*
+ * What the protocol layer calls of the file system, with the fs pointer
+ * given to fuse_server__new(). The protocol answers INIT, DESTROY,
+ * INTERRUPT and the lock requests itself; every other opcode without a
+ * handler in ops[] gets ENOSYS.
+ */
+struct fuse_fs_ops {
+	const struct fuse_op *ops;	/* indexed by opcode */
+	size_t nops;
+	/* The inode ih->nodeid names, held until inode_put(); NULL, *err. */
+	struct inode *(*inode_get)(void *fs, uint64_t nodeid, int *err);
+	void (*inode_put)(void *fs, struct inode *ino);
+	/* DESTROY, or the frontend went away: forget every inode and file. */
+	void (*reset)(void *fs);
+	/* fuse_server__free(), after reset(): the file system goes too. */
+	void (*destroy)(void *fs);
+};
+
+/* A server of fs, which fuse_server__free() destroys; NULL if no memory. */
+struct fuse_server *fuse_server__new(const struct options *opt,
+				     const struct fuse_fs_ops *ops, void *fs);
+/* The fs given to fuse_server__new(). */
+void *fuse_server__fs(struct fuse_server *srv);
+
+/* ---- the daemon's side ---- */
+
 void fuse_server__free(struct fuse_server *srv);
 /* The frontend went away: forget every inode and close every file. */
 void fuse_server__reset(struct fuse_server *srv);
@@ -61,9 +145,5 @@ void fuse_ctx__free(struct fuse_ctx *ctx);
  */
 size_t fuse_server__handle(struct fuse_server *srv, struct fuse_ctx *ctx,
 			   size_t in_len, size_t out_max, int *error);
-
-/* Inodes and fds held, for tests. */
-void fuse_server__counts(struct fuse_server *srv, unsigned long *inodes,
-			 unsigned long *fds);
 
 #endif

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "dispatch.h"
-#include "fuse_server.h"
+#include "passthrough.h"
 #include "pin.h"
 #include "sandbox.h"
 #include "vhost_user.h"
@@ -756,7 +756,7 @@ int main(int argc, char **argv)
 	}
 
 	opt.pin_inodes = opt.sandbox != SANDBOX_NONE && !opt.file_handles;
-	srv = fuse_server__new(&opt);
+	srv = passthrough__new(&opt);
 	if (!srv || sandbox__lock(&opt))
 		goto fail;
 	opt.proc_is_cwd = opt.sandbox != SANDBOX_NONE;

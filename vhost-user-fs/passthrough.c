@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The passthrough file system: each FUSE operation done on the share's
- * host files, one handler (op_*) per opcode, called from the opcode table
- * of the protocol layer, fuse_server.c (passthrough.h says which side owns
- * what). It stays one file, though long, because its handlers all lean on
- * the same static confinement and killpriv helpers (proc_open, do_lookup,
- * fsetid_*), which a split would have to export.
+ * host files, one handler (op_*) per opcode in its opcode table,
+ * passthrough_ops[], which it gives the protocol layer, fuse_server.c, in
+ * passthrough__new(). It owns the host side: the share's fds, the inode
+ * and open-file tables, every check on host objects (confinement,
+ * killpriv, xattr names, device nodes). Of the protocol layer it uses
+ * struct req and the accessors of fuse_server.h; the protocol layer
+ * reaches it only through that table and struct fuse_fs_ops, and knows
+ * nothing else of it. It stays one file, though long, because its
+ * handlers all lean on the same static confinement and killpriv helpers
+ * (proc_open, do_lookup, fsetid_*), which a split would have to export.
  *
  * Confinement: every object is reached from an inode's O_PATH fd and a
  * single, checked name component with an *at() call; symlinks are never
@@ -41,6 +46,9 @@
 #include <linux/fuse.h>
 #include <linux/magic.h>
 
+#include "file_table.h"
+#include "fuse_server.h"
+#include "inode.h"
 #include "passthrough.h"
 
 #ifndef RENAME_NOREPLACE
@@ -49,6 +57,29 @@
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1)
 #endif
+
+/* The share being served: fuse_server__new()'s fs, a request's r->fs. */
+struct passthrough {
+	const struct options *opt;
+	struct inode_table it;
+	int root_rd_fd;			/* O_RDONLY on the share, for syncfs */
+	int proc_fd;
+	uint64_t timeout;		/* entry and attr, seconds */
+	/*
+	 * FOPEN_NOFLUSH on files of the share root's file system (root_dev:
+	 * a submount may be one with a ->flush), or on every file with
+	 * --flush=never. Set at creation.
+	 */
+	bool noflush, noflush_all;
+	dev_t root_dev;
+	struct file_table ft;
+};
+
+/* The share a request is for. */
+static struct passthrough *pt(const struct req *r)
+{
+	return r->fs;
+}
 
 /* ---- killpriv ---- */
 
@@ -103,7 +134,7 @@ static void fsetid_restore(bool dropped)
  * For the path-based xattr calls. After pivot_root no absolute path
  * reaches /proc: the sandbox then leaves the working directory there.
  */
-static void proc_name(const struct fuse_server *s, char *buf, size_t len,
+static void proc_name(const struct passthrough *s, char *buf, size_t len,
 		      int fd)
 {
 	snprintf(buf, len, s->opt->proc_is_cwd ? "%d" : "/proc/self/fd/%d",
@@ -115,7 +146,7 @@ static void proc_name(const struct fuse_server *s, char *buf, size_t len,
  * is checked first, whatever the table believes: only the regular file or
  * directory the entry names is ever opened, never a device, FIFO or socket.
  */
-static int proc_open(struct fuse_server *s, struct inode *ino, int flags)
+static int proc_open(struct passthrough *s, struct inode *ino, int flags)
 {
 	struct stat st;
 	char path[32];
@@ -165,7 +196,7 @@ static int stat_fd(int fd, struct stat *st)
  * "." and ".." are allowed here (NFS export asks for them); ".." at the
  * root stays at the root, as it would for a chroot.
  */
-static int do_lookup(struct fuse_server *s, struct inode *dir,
+static int do_lookup(struct passthrough *s, struct inode *dir,
 		     const char *name, struct fuse_entry_out *e)
 {
 	struct inode *ino;
@@ -217,13 +248,13 @@ typedef int open_file_fn(struct req *r, int fd, const void *in, void *data);
 static int with_open_file(struct req *r, uint64_t fh, bool is_dir,
 			  open_file_fn *fn, const void *in, void *data)
 {
-	int fd = file__get(&r->srv->ft, fh, is_dir);
+	int fd = file__get(&pt(r)->ft, fh, is_dir);
 	int err;
 
 	if (fd < 0)
 		return fd;
 	err = fn(r, fd, in, data);
-	file__put(&r->srv->ft, fh);
+	file__put(&pt(r)->ft, fh);
 	return err;
 }
 
@@ -234,7 +265,7 @@ static int would_block(struct req *r)
 	return 0;
 }
 
-int op_lookup(struct req *r, struct inode *dir)
+static int op_lookup(struct req *r, struct inode *dir)
 {
 	const char *name = arg_string(r);
 	struct fuse_entry_out *e = out_reserve(r, sizeof(*e));
@@ -243,19 +274,19 @@ int op_lookup(struct req *r, struct inode *dir)
 		return -EINVAL;
 	if (!e)
 		return -EIO;
-	return do_lookup(r->srv, dir, name, e);
+	return do_lookup(pt(r), dir, name, e);
 }
 
-int op_forget(struct req *r)
+static int op_forget(struct req *r)
 {
 	const struct fuse_forget_in *in = arg_take(r, sizeof(*in));
 
 	if (in)
-		inode__forget(&r->srv->it, r->ih->nodeid, in->nlookup);
+		inode__forget(&pt(r)->it, r->ih->nodeid, in->nlookup);
 	return 0;
 }
 
-int op_batch_forget(struct req *r)
+static int op_batch_forget(struct req *r)
 {
 	const struct fuse_batch_forget_in *in = arg_take(r, sizeof(*in));
 	uint32_t i;
@@ -267,7 +298,7 @@ int op_batch_forget(struct req *r)
 
 		if (!one)
 			break;
-		inode__forget(&r->srv->it, one->nodeid, one->nlookup);
+		inode__forget(&pt(r)->it, one->nodeid, one->nlookup);
 	}
 	return 0;
 }
@@ -278,23 +309,23 @@ static int reply_attr(struct req *r, const struct stat *st)
 
 	if (!a)
 		return -EIO;
-	a->attr_valid = r->srv->timeout;
+	a->attr_valid = pt(r)->timeout;
 	fill_attr(&a->attr, st);
 	return 0;
 }
 
-int op_getattr(struct req *r, struct inode *ino)
+static int op_getattr(struct req *r, struct inode *ino)
 {
 	const struct fuse_getattr_in *in = arg_take(r, sizeof(*in));
 	struct stat st;
 	int err;
 
 	if (in && (in->getattr_flags & FUSE_GETATTR_FH)) {
-		int fd = file__get(&r->srv->ft, in->fh, false);
+		int fd = file__get(&pt(r)->ft, in->fh, false);
 
 		if (fd >= 0) {
 			err = fstat(fd, &st) ? -errno : 0;
-			file__put(&r->srv->ft, in->fh);
+			file__put(&pt(r)->ft, in->fh);
 			return err ? err : reply_attr(r, &st);
 		}
 	}
@@ -302,7 +333,7 @@ int op_getattr(struct req *r, struct inode *ino)
 	return err ? err : reply_attr(r, &st);
 }
 
-static int setattr_size(struct fuse_server *s, struct inode *ino, int fd,
+static int setattr_size(struct passthrough *s, struct inode *ino, int fd,
 			uint64_t size)
 {
 	int err = 0;
@@ -339,7 +370,7 @@ static int setattr_fd(struct req *r, int fd, const void *arg, void *data)
 {
 	const struct fuse_setattr_in *in = arg;
 	struct inode *ino = data;
-	struct fuse_server *s = r->srv;
+	struct passthrough *s = pt(r);
 	int ifd = inode__fd(ino), err = 0;
 	char path[64];
 	struct stat st;
@@ -394,20 +425,20 @@ out:
 	return err;
 }
 
-int op_setattr(struct req *r, struct inode *ino)
+static int op_setattr(struct req *r, struct inode *ino)
 {
 	const struct fuse_setattr_in *in = arg_take(r, sizeof(*in));
 
 	if (!in)
 		return -EINVAL;
-	if (r->srv->opt->readonly)
+	if (pt(r)->opt->readonly)
 		return -EROFS;
 	if (in->valid & FATTR_FH)
 		return with_open_file(r, in->fh, false, setattr_fd, in, ino);
 	return setattr_fd(r, -1, in, ino);
 }
 
-int op_readlink(struct req *r, struct inode *ino)
+static int op_readlink(struct req *r, struct inode *ino)
 {
 	size_t max = r->out_max < PATH_MAX ? r->out_max : PATH_MAX;
 	ssize_t n = readlinkat(inode__fd(ino), "", (char *)r->out, max);
@@ -425,10 +456,10 @@ static int reply_new_entry(struct req *r, struct inode *dir, const char *name)
 
 	if (!e)
 		return -EIO;
-	return do_lookup(r->srv, dir, name, e);
+	return do_lookup(pt(r), dir, name, e);
 }
 
-int op_symlink(struct req *r, struct inode *dir)
+static int op_symlink(struct req *r, struct inode *dir)
 {
 	const char *name = arg_name(r);
 	const char *target = arg_string(r);
@@ -438,7 +469,7 @@ int op_symlink(struct req *r, struct inode *dir)
 		return r->name_err;
 	if (!target)
 		return -EINVAL;
-	if (r->srv->opt->readonly)
+	if (pt(r)->opt->readonly)
 		return -EROFS;
 	creds_set(r->ih);
 	if (symlinkat(target, inode__fd(dir), name))
@@ -456,7 +487,7 @@ static int make_node(struct req *r, struct inode *dir, bool is_dir,
 
 	if (!name)
 		return r->name_err;
-	if (r->srv->opt->readonly)
+	if (pt(r)->opt->readonly)
 		return -EROFS;
 	creds_set(r->ih);
 	if (is_dir ? mkdirat(fd, name, mode) : mknodat(fd, name, mode, rdev))
@@ -465,7 +496,7 @@ static int make_node(struct req *r, struct inode *dir, bool is_dir,
 	return err ? err : reply_new_entry(r, dir, name);
 }
 
-int op_mknod(struct req *r, struct inode *dir)
+static int op_mknod(struct req *r, struct inode *dir)
 {
 	const struct fuse_mknod_in *in = arg_take(r, sizeof(*in));
 
@@ -473,12 +504,12 @@ int op_mknod(struct req *r, struct inode *dir)
 		return -EINVAL;
 	/* a device node in the share is a way into the host's devices */
 	if ((S_ISBLK(in->mode) || S_ISCHR(in->mode)) &&
-	    !r->srv->opt->allow_devices)
-		return r->srv->opt->readonly ? -EROFS : -EPERM;
+	    !pt(r)->opt->allow_devices)
+		return pt(r)->opt->readonly ? -EROFS : -EPERM;
 	return make_node(r, dir, false, in->mode, in->rdev);
 }
 
-int op_mkdir(struct req *r, struct inode *dir)
+static int op_mkdir(struct req *r, struct inode *dir)
 {
 	const struct fuse_mkdir_in *in = arg_take(r, sizeof(*in));
 
@@ -488,7 +519,7 @@ int op_mkdir(struct req *r, struct inode *dir)
 }
 
 /* name in dir is about to be removed or replaced: 0 or -ENFILE. */
-static int pin_victim(struct fuse_server *s, int dirfd, const char *name)
+static int pin_victim(struct passthrough *s, int dirfd, const char *name)
 {
 	struct stat st;
 
@@ -507,20 +538,20 @@ static int unlink_common(struct req *r, struct inode *dir, int flags)
 
 	if (!name)
 		return r->name_err;
-	if (r->srv->opt->readonly)
+	if (pt(r)->opt->readonly)
 		return -EROFS;
-	err = pin_victim(r->srv, inode__fd(dir), name);
+	err = pin_victim(pt(r), inode__fd(dir), name);
 	if (err)
 		return err;
 	return unlinkat(inode__fd(dir), name, flags) ? -errno : 0;
 }
 
-int op_unlink(struct req *r, struct inode *dir)
+static int op_unlink(struct req *r, struct inode *dir)
 {
 	return unlink_common(r, dir, 0);
 }
 
-int op_rmdir(struct req *r, struct inode *dir)
+static int op_rmdir(struct req *r, struct inode *dir)
 {
 	return unlink_common(r, dir, AT_REMOVEDIR);
 }
@@ -540,13 +571,13 @@ static int do_rename(struct req *r, struct inode *dir, uint64_t newdir_id,
 		return r->name_err;
 	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
 		return -EINVAL;
-	if (r->srv->opt->readonly)
+	if (pt(r)->opt->readonly)
 		return -EROFS;
-	newdir = inode__get(&r->srv->it, newdir_id, &err);
+	newdir = inode__get(&pt(r)->it, newdir_id, &err);
 	if (!newdir)
 		return -err;
 	if (!(flags & RENAME_EXCHANGE))
-		err = pin_victim(r->srv, inode__fd(newdir), newname);
+		err = pin_victim(pt(r), inode__fd(newdir), newname);
 	if (err) {
 		/* nothing renamed */
 	} else if (flags) {
@@ -557,25 +588,25 @@ static int do_rename(struct req *r, struct inode *dir, uint64_t newdir_id,
 			    newname)) {
 		err = -errno;
 	}
-	inode__put(&r->srv->it, newdir);
+	inode__put(&pt(r)->it, newdir);
 	return err;
 }
 
-int op_rename(struct req *r, struct inode *dir)
+static int op_rename(struct req *r, struct inode *dir)
 {
 	const struct fuse_rename_in *in = arg_take(r, sizeof(*in));
 
 	return in ? do_rename(r, dir, in->newdir, 0) : -EINVAL;
 }
 
-int op_rename2(struct req *r, struct inode *dir)
+static int op_rename2(struct req *r, struct inode *dir)
 {
 	const struct fuse_rename2_in *in = arg_take(r, sizeof(*in));
 
 	return in ? do_rename(r, dir, in->newdir, in->flags) : -EINVAL;
 }
 
-int op_link(struct req *r, struct inode *newdir)
+static int op_link(struct req *r, struct inode *newdir)
 {
 	const struct fuse_link_in *in = arg_take(r, sizeof(*in));
 	const char *name = arg_name(r);
@@ -586,9 +617,9 @@ int op_link(struct req *r, struct inode *newdir)
 		return -EINVAL;
 	if (!name)
 		return r->name_err;
-	if (r->srv->opt->readonly)
+	if (pt(r)->opt->readonly)
 		return -EROFS;
-	old = inode__get(&r->srv->it, in->oldnodeid, &err);
+	old = inode__get(&pt(r)->it, in->oldnodeid, &err);
 	if (!old)
 		return -err;
 	if (S_ISDIR(inode__type(old))) {
@@ -602,16 +633,16 @@ int op_link(struct req *r, struct inode *newdir)
 		char path[32];
 
 		snprintf(path, sizeof(path), "%d", inode__fd(old));
-		if (linkat(r->srv->proc_fd, path, inode__fd(newdir), name,
+		if (linkat(pt(r)->proc_fd, path, inode__fd(newdir), name,
 			   AT_SYMLINK_FOLLOW))
 			err = -errno;
 	}
-	inode__put(&r->srv->it, old);
+	inode__put(&pt(r)->it, old);
 	return err ? err : reply_new_entry(r, newdir, name);
 }
 
 /* Host open flags for a guest's, or -errno. */
-static int open_flags(struct fuse_server *s, uint32_t flags)
+static int open_flags(struct req *r, uint32_t flags)
 {
 	/*
 	 * O_NOFOLLOW would refuse the /proc/self/fd link we re-open through;
@@ -619,14 +650,14 @@ static int open_flags(struct fuse_server *s, uint32_t flags)
 	 */
 	int f = flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_DIRECT | O_NOFOLLOW);
 
-	if (s->opt->readonly &&
+	if (pt(r)->opt->readonly &&
 	    ((f & O_ACCMODE) != O_RDONLY || (f & O_TRUNC)))
 		return -EROFS;
 	/*
 	 * With the writeback cache the guest reads around partial writes
 	 * and handles append itself.
 	 */
-	if (s->writeback) {
+	if (fuse_server__writeback(r->srv)) {
 		if ((f & O_ACCMODE) == O_WRONLY)
 			f = (f & ~O_ACCMODE) | O_RDWR;
 		f &= ~O_APPEND;
@@ -634,7 +665,7 @@ static int open_flags(struct fuse_server *s, uint32_t flags)
 	return f | O_CLOEXEC;
 }
 
-static void fill_open_out(struct fuse_server *s, struct fuse_open_out *o,
+static void fill_open_out(struct passthrough *s, struct fuse_open_out *o,
 			  uint64_t fh, const struct inode *ino)
 {
 	bool is_dir = S_ISDIR(inode__type(ino));
@@ -652,7 +683,7 @@ static void fill_open_out(struct fuse_server *s, struct fuse_open_out *o,
 		o->open_flags |= FOPEN_NOFLUSH;
 }
 
-int op_open(struct req *r, struct inode *ino)
+static int op_open(struct req *r, struct inode *ino)
 {
 	const struct fuse_open_in *in = arg_take(r, sizeof(*in));
 	struct fuse_open_out *o = out_reserve(r, sizeof(*o));
@@ -674,7 +705,7 @@ int op_open(struct req *r, struct inode *ino)
 	 */
 	if (!S_ISREG(inode__type(ino)) && !S_ISDIR(inode__type(ino)))
 		return -ENXIO;
-	flags = open_flags(r->srv, in->flags);
+	flags = open_flags(r, in->flags);
 	if (flags < 0)
 		return flags;
 	/*
@@ -688,7 +719,7 @@ int op_open(struct req *r, struct inode *ino)
 		/* O_TRUNC truncates: killpriv as for SETATTR size */
 		bool dropped = (flags & O_TRUNC) && fsetid_drop();
 
-		fd = proc_open(r->srv, ino, flags | (nb ? O_NONBLOCK : 0));
+		fd = proc_open(pt(r), ino, flags | (nb ? O_NONBLOCK : 0));
 		fsetid_restore(dropped);
 	}
 	if (nb && fd == -EWOULDBLOCK)
@@ -700,12 +731,12 @@ int op_open(struct req *r, struct inode *ino)
 	}
 	if (fd < 0)
 		return fd;
-	err = file__new(&r->srv->ft, fd, ino, false, &fh);
+	err = file__new(&pt(r)->ft, fd, ino, false, &fh);
 	if (err) {
 		close(fd);
 		return err;
 	}
-	fill_open_out(r->srv, o, fh, ino);
+	fill_open_out(pt(r), o, fh, ino);
 	return 0;
 }
 
@@ -715,7 +746,7 @@ int op_open(struct req *r, struct inode *ino)
  * cannot block), checked, then reopened through /proc/self/fd: the same
  * inode, whatever happens to the name meanwhile.
  */
-static int open_existing(struct fuse_server *s, int dirfd, const char *name,
+static int open_existing(struct passthrough *s, int dirfd, const char *name,
 			 int flags)
 {
 	struct stat st;
@@ -756,7 +787,7 @@ static int open_existing(struct fuse_server *s, int dirfd, const char *name,
  * FIFOs; without the guest's O_EXCL, an existing regular file is opened
  * after a type check. An fd, or -errno.
  */
-static int create_or_open(struct fuse_server *s, int dirfd, const char *name,
+static int create_or_open(struct passthrough *s, int dirfd, const char *name,
 			  int flags, bool excl, mode_t mode)
 {
 	int tries, fd;
@@ -777,13 +808,13 @@ static int create_or_open(struct fuse_server *s, int dirfd, const char *name,
 	return -EAGAIN;
 }
 
-int op_create(struct req *r, struct inode *dir)
+static int op_create(struct req *r, struct inode *dir)
 {
 	const struct fuse_create_in *in = arg_take(r, sizeof(*in));
 	const char *name = arg_name(r);
 	struct fuse_entry_out *e = out_reserve(r, sizeof(*e));
 	struct fuse_open_out *o = out_reserve(r, sizeof(*o));
-	struct fuse_server *s = r->srv;
+	struct passthrough *s = pt(r);
 	struct inode *ino;
 	int flags, fd, err;
 	uint64_t fh;
@@ -796,7 +827,7 @@ int op_create(struct req *r, struct inode *dir)
 		return -EIO;
 	if (s->opt->readonly)
 		return -EROFS;
-	flags = open_flags(s, in->flags);
+	flags = open_flags(r, in->flags);
 	if (flags < 0)
 		return flags;
 	/* do not make a file we could not open */
@@ -832,12 +863,12 @@ fail:
 }
 
 /* O_TMPFILE in dir: like CREATE, but the new inode has no name. */
-int op_tmpfile(struct req *r, struct inode *dir)
+static int op_tmpfile(struct req *r, struct inode *dir)
 {
 	const struct fuse_create_in *in = arg_take(r, sizeof(*in));
 	struct fuse_entry_out *e = out_reserve(r, sizeof(*e));
 	struct fuse_open_out *o = out_reserve(r, sizeof(*o));
-	struct fuse_server *s = r->srv;
+	struct passthrough *s = pt(r);
 	struct inode *ino;
 	int flags, fd, pfd, err = 0;
 	char path[32];
@@ -850,7 +881,7 @@ int op_tmpfile(struct req *r, struct inode *dir)
 		return -EIO;
 	if (s->opt->readonly)
 		return -EROFS;
-	flags = open_flags(s, in->flags);
+	flags = open_flags(r, in->flags);
 	if (flags < 0)
 		return flags;
 	if (!inode__open_room(&s->it))
@@ -911,12 +942,12 @@ static int read_fd(struct req *r, int fd, const void *arg, void *data)
 	(void)data;
 	/* preadv2() takes offset -1 as "the file position" */
 	if (r->ctx->nowait && (off_t)in->offset >= 0 &&
-	    !file__nowait_refused(&r->srv->ft, in->fh, FILE_NOWAIT_READ)) {
+	    !file__nowait_refused(&pt(r)->ft, in->fh, FILE_NOWAIT_READ)) {
 		n = preadv2(fd, &iov, 1, in->offset, RWF_NOWAIT);
 		if (n < 0 && errno == EAGAIN)
 			return would_block(r);
 		if (n < 0 && errno == EOPNOTSUPP)
-			file__nowait_refuse(&r->srv->ft, in->fh,
+			file__nowait_refuse(&pt(r)->ft, in->fh,
 					    FILE_NOWAIT_READ);
 		else if (n < 0)
 			return -errno;
@@ -932,7 +963,7 @@ static int read_fd(struct req *r, int fd, const void *arg, void *data)
 	return 0;
 }
 
-int op_read(struct req *r)
+static int op_read(struct req *r)
 {
 	const struct fuse_read_in *in = arg_take(r, sizeof(*in));
 
@@ -955,14 +986,14 @@ static int write_fd(struct req *r, int fd, const void *arg, void *data)
 	ssize_t n, m;
 
 	if (r->ctx->nowait && (off_t)in->offset >= 0 &&
-	    !file__nowait_refused(&r->srv->ft, in->fh, FILE_NOWAIT_WRITE)) {
+	    !file__nowait_refused(&pt(r)->ft, in->fh, FILE_NOWAIT_WRITE)) {
 		n = pwritev2(fd, &iov, 1, in->offset, RWF_NOWAIT);
 		if (n < 0 && errno == EAGAIN) {
 			fsetid_restore(dropped);
 			return would_block(r);
 		}
 		if (n < 0 && errno == EOPNOTSUPP) {
-			file__nowait_refuse(&r->srv->ft, in->fh,
+			file__nowait_refuse(&pt(r)->ft, in->fh,
 					    FILE_NOWAIT_WRITE);
 			n = pwrite(fd, r->arg, in->size, in->offset);
 		} else if (n >= 0 && n < in->size &&
@@ -981,7 +1012,7 @@ static int write_fd(struct req *r, int fd, const void *arg, void *data)
 	return 0;
 }
 
-int op_write(struct req *r)
+static int op_write(struct req *r)
 {
 	const struct fuse_write_in *in = arg_take(r, sizeof(*in));
 	struct fuse_write_out *o = out_reserve(r, sizeof(*o));
@@ -993,7 +1024,7 @@ int op_write(struct req *r)
 	return with_open_file(r, in->fh, false, write_fd, in, o);
 }
 
-int op_statfs(struct req *r, struct inode *ino)
+static int op_statfs(struct req *r, struct inode *ino)
 {
 	struct fuse_statfs_out *o = out_reserve(r, sizeof(*o));
 	struct statvfs sv;
@@ -1019,15 +1050,15 @@ static int release_common(struct req *r, bool is_dir)
 
 	if (!in)
 		return -EINVAL;
-	return file__release(&r->srv->ft, in->fh, is_dir);
+	return file__release(&pt(r)->ft, in->fh, is_dir);
 }
 
-int op_release(struct req *r)
+static int op_release(struct req *r)
 {
 	return release_common(r, false);
 }
 
-int op_releasedir(struct req *r)
+static int op_releasedir(struct req *r)
 {
 	return release_common(r, true);
 }
@@ -1052,12 +1083,12 @@ static int fsync_common(struct req *r, bool is_dir)
 	return with_open_file(r, in->fh, is_dir, fsync_fd, in, NULL);
 }
 
-int op_fsync(struct req *r)
+static int op_fsync(struct req *r)
 {
 	return fsync_common(r, false);
 }
 
-int op_fsyncdir(struct req *r)
+static int op_fsyncdir(struct req *r)
 {
 	return fsync_common(r, true);
 }
@@ -1080,7 +1111,7 @@ static int flush_fd(struct req *r, int fd, const void *in, void *data)
 	return err;
 }
 
-int op_flush(struct req *r)
+static int op_flush(struct req *r)
 {
 	const struct fuse_flush_in *in = arg_take(r, sizeof(*in));
 
@@ -1106,7 +1137,7 @@ static bool xattr_allowed(const char *name)
 }
 
 /* The host's name for a guest's, in buf; -EPERM for a refused name. */
-static int xattr_host_name(const struct fuse_server *s, const char *name,
+static int xattr_host_name(const struct passthrough *s, const char *name,
 			   char *buf, size_t len, const char **host)
 {
 	const char *p = s->opt->xattr_prefix;
@@ -1129,7 +1160,7 @@ static int xattr_host_name(const struct fuse_server *s, const char *name,
 }
 
 /* The guest's name for a host's, or NULL if the guest does not see it. */
-static const char *xattr_guest_name(const struct fuse_server *s,
+static const char *xattr_guest_name(const struct passthrough *s,
 				    const char *name)
 {
 	const char *p = s->opt->xattr_prefix;
@@ -1143,26 +1174,26 @@ static const char *xattr_guest_name(const struct fuse_server *s,
 	return name + plen;
 }
 
-int op_setxattr(struct req *r, struct inode *ino)
+static int op_setxattr(struct req *r, struct inode *ino)
 {
 	const struct fuse_setxattr_in *in = arg_take(r, FUSE_COMPAT_SETXATTR_IN_SIZE);
 	char path[64], hbuf[XATTR_NAME_MAX + 1];
 	const char *name, *host;
 	int err;
 
-	if (!r->srv->opt->xattr)
+	if (!pt(r)->opt->xattr)
 		return -ENOSYS;
 	if (!in)
 		return -EINVAL;
 	name = arg_string(r);
 	if (!name || in->size > r->arglen)
 		return -EINVAL;
-	if (r->srv->opt->readonly)
+	if (pt(r)->opt->readonly)
 		return -EROFS;
-	err = xattr_host_name(r->srv, name, hbuf, sizeof(hbuf), &host);
+	err = xattr_host_name(pt(r), name, hbuf, sizeof(hbuf), &host);
 	if (err)
 		return err;
-	proc_name(r->srv, path, sizeof(path), inode__fd(ino));
+	proc_name(pt(r), path, sizeof(path), inode__fd(ino));
 	return setxattr(path, host, r->arg, in->size, in->flags) ? -errno : 0;
 }
 
@@ -1188,7 +1219,7 @@ static int xattr_reply(struct req *r, uint32_t size, size_t n)
 	return 0;
 }
 
-int op_getxattr(struct req *r, struct inode *ino)
+static int op_getxattr(struct req *r, struct inode *ino)
 {
 	const struct fuse_getxattr_in *in = arg_take(r, sizeof(*in));
 	char path[64], hbuf[XATTR_NAME_MAX + 1];
@@ -1197,18 +1228,18 @@ int op_getxattr(struct req *r, struct inode *ino)
 	ssize_t n;
 	int err;
 
-	if (!r->srv->opt->xattr)
+	if (!pt(r)->opt->xattr)
 		return -ENOSYS;
 	if (!in)
 		return -EINVAL;
 	name = arg_string(r);
 	if (!name)
 		return -EINVAL;
-	err = xattr_host_name(r->srv, name, hbuf, sizeof(hbuf), &host);
+	err = xattr_host_name(pt(r), name, hbuf, sizeof(hbuf), &host);
 	if (err)
 		return err == -EPERM ? -ENODATA : err;
 	room = in->size < r->out_max ? in->size : r->out_max;
-	proc_name(r->srv, path, sizeof(path), inode__fd(ino));
+	proc_name(pt(r), path, sizeof(path), inode__fd(ino));
 	/* a room of 0 would ask for the size: ask, then see if it fits */
 	n = getxattr(path, host, room ? r->out : NULL, room);
 	if (n < 0)
@@ -1216,7 +1247,7 @@ int op_getxattr(struct req *r, struct inode *ino)
 	return xattr_reply(r, in->size, n);
 }
 
-int op_listxattr(struct req *r, struct inode *ino)
+static int op_listxattr(struct req *r, struct inode *ino)
 {
 	const struct fuse_getxattr_in *in = arg_take(r, sizeof(*in));
 	char *list = r->ctx->dirbuf, *out = (char *)r->out;
@@ -1224,11 +1255,11 @@ int op_listxattr(struct req *r, struct inode *ino)
 	char path[64];
 	ssize_t n;
 
-	if (!r->srv->opt->xattr)
+	if (!pt(r)->opt->xattr)
 		return -ENOSYS;
 	if (!in)
 		return -EINVAL;
-	proc_name(r->srv, path, sizeof(path), inode__fd(ino));
+	proc_name(pt(r), path, sizeof(path), inode__fd(ino));
 	/* the host's whole list (at most XATTR_LIST_MAX), then the guest's */
 	n = listxattr(path, list, r->ctx->dirbuf_cap);
 	if (n < 0)
@@ -1237,7 +1268,7 @@ int op_listxattr(struct req *r, struct inode *ino)
 	for (off = 0; off < (size_t)n;) {
 		const char *host = list + off;
 		size_t hlen = strnlen(host, n - off);
-		const char *guest = xattr_guest_name(r->srv, host);
+		const char *guest = xattr_guest_name(pt(r), host);
 
 		off += hlen + 1;
 		if (!guest || off > (size_t)n)
@@ -1250,27 +1281,27 @@ int op_listxattr(struct req *r, struct inode *ino)
 	return xattr_reply(r, in->size, len);
 }
 
-int op_removexattr(struct req *r, struct inode *ino)
+static int op_removexattr(struct req *r, struct inode *ino)
 {
 	const char *name = arg_string(r);
 	char path[64], hbuf[XATTR_NAME_MAX + 1];
 	const char *host;
 	int err;
 
-	if (!r->srv->opt->xattr)
+	if (!pt(r)->opt->xattr)
 		return -ENOSYS;
 	if (!name)
 		return -EINVAL;
-	if (r->srv->opt->readonly)
+	if (pt(r)->opt->readonly)
 		return -EROFS;
-	err = xattr_host_name(r->srv, name, hbuf, sizeof(hbuf), &host);
+	err = xattr_host_name(pt(r), name, hbuf, sizeof(hbuf), &host);
 	if (err)
 		return err;
-	proc_name(r->srv, path, sizeof(path), inode__fd(ino));
+	proc_name(pt(r), path, sizeof(path), inode__fd(ino));
 	return removexattr(path, host) ? -errno : 0;
 }
 
-int op_opendir(struct req *r, struct inode *ino)
+static int op_opendir(struct req *r, struct inode *ino)
 {
 	struct fuse_open_out *o = out_reserve(r, sizeof(*o));
 	uint64_t fh;
@@ -1283,12 +1314,12 @@ int op_opendir(struct req *r, struct inode *ino)
 	fd = openat(inode__fd(ino), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	err = file__new(&r->srv->ft, fd, ino, true, &fh);
+	err = file__new(&pt(r)->ft, fd, ino, true, &fh);
 	if (err) {
 		close(fd);
 		return err;
 	}
-	fill_open_out(r->srv, o, fh, ino);
+	fill_open_out(pt(r), o, fh, ino);
 	return 0;
 }
 
@@ -1353,7 +1384,7 @@ static int readdir_fd(struct req *r, int fd, const void *arg, void *data)
 				memset(dp, 0, sz);
 				/* a failed lookup leaves nodeid 0: no attrs */
 				if (!is_dot(d->d_name))
-					do_lookup(r->srv, dir, d->d_name,
+					do_lookup(pt(r), dir, d->d_name,
 						  &dp->entry_out);
 				de = &dp->dirent;
 			} else {
@@ -1383,17 +1414,17 @@ static int readdir_common(struct req *r, struct inode *dir, bool plus)
 	return with_open_file(r, in->fh, true, readdir_fd, in, &rd);
 }
 
-int op_readdir(struct req *r, struct inode *dir)
+static int op_readdir(struct req *r, struct inode *dir)
 {
 	return readdir_common(r, dir, false);
 }
 
-int op_readdirplus(struct req *r, struct inode *dir)
+static int op_readdirplus(struct req *r, struct inode *dir)
 {
 	return readdir_common(r, dir, true);
 }
 
-int op_access(struct req *r, struct inode *ino)
+static int op_access(struct req *r, struct inode *ino)
 {
 	const struct fuse_access_in *in = arg_take(r, sizeof(*in));
 	char path[32];
@@ -1403,10 +1434,10 @@ int op_access(struct req *r, struct inode *ino)
 		return -EINVAL;
 	snprintf(path, sizeof(path), "%d", inode__fd(ino));
 	creds_set(r->ih);
-	if (faccessat(r->srv->proc_fd, path, in->mask, AT_EACCESS))
+	if (faccessat(pt(r)->proc_fd, path, in->mask, AT_EACCESS))
 		err = -errno;
 	creds_restore();
-	if (!err && (in->mask & W_OK) && r->srv->opt->readonly)
+	if (!err && (in->mask & W_OK) && pt(r)->opt->readonly)
 		err = -EROFS;
 	return err;
 }
@@ -1424,13 +1455,13 @@ static int fallocate_fd(struct req *r, int fd, const void *arg, void *data)
 	return err;
 }
 
-int op_fallocate(struct req *r)
+static int op_fallocate(struct req *r)
 {
 	const struct fuse_fallocate_in *in = arg_take(r, sizeof(*in));
 
 	if (!in)
 		return -EINVAL;
-	if (r->srv->opt->readonly)
+	if (pt(r)->opt->readonly)
 		return -EROFS;
 	return with_open_file(r, in->fh, false, fallocate_fd, in, NULL);
 }
@@ -1449,7 +1480,7 @@ static int lseek_fd(struct req *r, int fd, const void *arg, void *data)
 	return 0;
 }
 
-int op_lseek(struct req *r)
+static int op_lseek(struct req *r)
 {
 	const struct fuse_lseek_in *in = arg_take(r, sizeof(*in));
 	struct fuse_lseek_out *o = out_reserve(r, sizeof(*o));
@@ -1499,7 +1530,7 @@ static int copy_from_fd(struct req *r, int fd_in, const void *arg, void *data)
 	return with_open_file(r, in->fh_out, false, copy_to_fd, in, &c);
 }
 
-int op_copy_file_range(struct req *r)
+static int op_copy_file_range(struct req *r)
 {
 	const struct fuse_copy_file_range_in *in = arg_take(r, sizeof(*in));
 	struct fuse_write_out *o = out_reserve(r, sizeof(*o));
@@ -1508,14 +1539,14 @@ int op_copy_file_range(struct req *r)
 		return -EINVAL;
 	if (!o)
 		return -EIO;
-	if (r->srv->opt->readonly)
+	if (pt(r)->opt->readonly)
 		return -EROFS;
 	return with_open_file(r, in->fh_in, false, copy_from_fd, in, o);
 }
 
-int op_syncfs(struct req *r)
+static int op_syncfs(struct req *r)
 {
-	return syncfs(r->srv->root_rd_fd) ? -errno : 0;
+	return syncfs(pt(r)->root_rd_fd) ? -errno : 0;
 }
 
 /* ---- the share ---- */
@@ -1617,8 +1648,8 @@ static bool flush_mode(int fd, const struct options *opt)
 	return false;
 }
 
-/* fuse_server__new(): the share's fds and tables; 0, or -1 (logged). */
-int passthrough__init(struct fuse_server *s)
+/* passthrough__new(): the share's fds and tables; 0, or -1 (logged). */
+static int share_init(struct passthrough *s)
 {
 	const struct options *opt = s->opt;
 	int root, err;
@@ -1665,18 +1696,120 @@ int passthrough__init(struct fuse_server *s)
 	return 0;
 }
 
-/* The frontend went away: close every file, forget every inode. */
-void passthrough__reset(struct fuse_server *s)
+/* ---- what the protocol layer calls, with fs a struct passthrough ---- */
+
+/* DESTROY, or the frontend went away: close every file, forget every inode. */
+static void share_reset(void *fs)
 {
+	struct passthrough *s = fs;
+
 	file_table__close_all(&s->ft);
 	inode__table_reset(&s->it);
 }
 
-/* fuse_server__free(), after passthrough__reset(). */
-void passthrough__destroy(struct fuse_server *s)
+/* fuse_server__free(), after share_reset(): all that share_init() made. */
+static void share_destroy(void *fs)
 {
+	struct passthrough *s = fs;
+
 	inode__table_destroy(&s->it);
 	close(s->root_rd_fd);
 	close(s->proc_fd);
 	file_table__destroy(&s->ft);
+	free(s);
+}
+
+static struct inode *share_inode_get(void *fs, uint64_t nodeid, int *err)
+{
+	struct passthrough *s = fs;
+
+	return inode__get(&s->it, nodeid, err);
+}
+
+static void share_inode_put(void *fs, struct inode *ino)
+{
+	struct passthrough *s = fs;
+
+	inode__put(&s->it, ino);
+}
+
+/*
+ * The handlers, by opcode. INIT, DESTROY, INTERRUPT and the lock requests
+ * are the protocol layer's own; any opcode missing here gets ENOSYS.
+ */
+static const struct fuse_op passthrough_ops[] = {
+	[FUSE_FORGET] = FUSE_NODELESS_OP(op_forget, FUSE_OP_NO_REPLY),
+	[FUSE_BATCH_FORGET] = FUSE_NODELESS_OP(op_batch_forget, FUSE_OP_NO_REPLY),
+	[FUSE_READ] = FUSE_NODELESS_OP(op_read, 0),
+	[FUSE_WRITE] = FUSE_NODELESS_OP(op_write, 0),
+	[FUSE_RELEASE] = FUSE_NODELESS_OP(op_release, 0),
+	[FUSE_RELEASEDIR] = FUSE_NODELESS_OP(op_releasedir, 0),
+	[FUSE_FSYNC] = FUSE_NODELESS_OP(op_fsync, 0),
+	[FUSE_FSYNCDIR] = FUSE_NODELESS_OP(op_fsyncdir, 0),
+	[FUSE_FLUSH] = FUSE_NODELESS_OP(op_flush, 0),
+	[FUSE_FALLOCATE] = FUSE_NODELESS_OP(op_fallocate, 0),
+	[FUSE_LSEEK] = FUSE_NODELESS_OP(op_lseek, 0),
+	[FUSE_COPY_FILE_RANGE] = FUSE_NODELESS_OP(op_copy_file_range, 0),
+	[FUSE_SYNCFS] = FUSE_NODELESS_OP(op_syncfs, 0),
+	[FUSE_LOOKUP] = FUSE_INODE_OP(op_lookup),
+	[FUSE_GETATTR] = FUSE_INODE_OP(op_getattr),
+	[FUSE_SETATTR] = FUSE_INODE_OP(op_setattr),
+	[FUSE_READLINK] = FUSE_INODE_OP(op_readlink),
+	[FUSE_SYMLINK] = FUSE_INODE_OP(op_symlink),
+	[FUSE_MKNOD] = FUSE_INODE_OP(op_mknod),
+	[FUSE_MKDIR] = FUSE_INODE_OP(op_mkdir),
+	[FUSE_UNLINK] = FUSE_INODE_OP(op_unlink),
+	[FUSE_RMDIR] = FUSE_INODE_OP(op_rmdir),
+	[FUSE_RENAME] = FUSE_INODE_OP(op_rename),
+	[FUSE_RENAME2] = FUSE_INODE_OP(op_rename2),
+	[FUSE_LINK] = FUSE_INODE_OP(op_link),
+	[FUSE_OPEN] = FUSE_INODE_OP(op_open),
+	[FUSE_CREATE] = FUSE_INODE_OP(op_create),
+	[FUSE_TMPFILE] = FUSE_INODE_OP(op_tmpfile),
+	[FUSE_STATFS] = FUSE_INODE_OP(op_statfs),
+	[FUSE_SETXATTR] = FUSE_INODE_OP(op_setxattr),
+	[FUSE_GETXATTR] = FUSE_INODE_OP(op_getxattr),
+	[FUSE_LISTXATTR] = FUSE_INODE_OP(op_listxattr),
+	[FUSE_REMOVEXATTR] = FUSE_INODE_OP(op_removexattr),
+	[FUSE_OPENDIR] = FUSE_INODE_OP(op_opendir),
+	[FUSE_READDIR] = FUSE_INODE_OP(op_readdir),
+	[FUSE_READDIRPLUS] = FUSE_INODE_OP(op_readdirplus),
+	[FUSE_ACCESS] = FUSE_INODE_OP(op_access),
+};
+
+static const struct fuse_fs_ops passthrough_fs_ops = {
+	.ops = passthrough_ops,
+	.nops = sizeof(passthrough_ops) / sizeof(passthrough_ops[0]),
+	.inode_get = share_inode_get,
+	.inode_put = share_inode_put,
+	.reset = share_reset,
+	.destroy = share_destroy,
+};
+
+struct fuse_server *passthrough__new(const struct options *opt)
+{
+	struct passthrough *s = calloc(1, sizeof(*s));
+	struct fuse_server *srv;
+
+	if (!s)
+		return NULL;
+	s->opt = opt;
+	if (share_init(s)) {
+		free(s);
+		return NULL;
+	}
+	srv = fuse_server__new(opt, &passthrough_fs_ops, s);
+	if (!srv) {
+		share_destroy(s);
+		return NULL;
+	}
+	return srv;
+}
+
+void passthrough__counts(struct fuse_server *srv, unsigned long *inodes,
+			 unsigned long *fds)
+{
+	struct passthrough *s = fuse_server__fs(srv);
+
+	inode__counts(&s->it, inodes, fds);
 }

@@ -20,6 +20,7 @@
 #include <linux/fuse.h>
 
 #include "fuse_server.h"
+#include "passthrough.h"
 #include "vring.h"
 
 static struct fuse_server *srv;
@@ -41,7 +42,7 @@ static void setup(void)
 	opt.shared_dir = dir;
 	opt.xattr = true;
 	opt.fd_cache = 16;
-	srv = fuse_server__new(&opt);
+	srv = passthrough__new(&opt);
 	ctx = fuse_ctx__new();
 	if (!srv || !ctx)
 		abort();

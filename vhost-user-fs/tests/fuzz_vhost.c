@@ -21,6 +21,7 @@
  */
 #pragma clang diagnostic ignored "-Wgnu-variable-sized-type-not-at-end"
 #include "../vhost_user.c"
+#include "passthrough.h"
 
 #include <signal.h>
 #include <sys/eventfd.h>
@@ -60,7 +61,7 @@ static void fz_setup(void)
 	fopt.queue_size = 1024;
 	fopt.config_size = 48;
 	fopt.backend_timeout = 1;
-	srv = fuse_server__new(&fopt);
+	srv = passthrough__new(&fopt);
 	if (!srv)
 		abort();
 	fvu = vhost_user__new(&fopt, srv);

@@ -24,6 +24,7 @@
 #include <linux/fuse.h>
 
 #include "fuse_server.h"
+#include "passthrough.h"
 #include "vring.h"
 
 #include "harness.h"
@@ -357,7 +358,7 @@ static void server_start_opts(bool readonly, unsigned int fd_cache,
 		int saved = dup(2), null = open("/dev/null", O_WRONLY);
 
 		dup2(null, 2);
-		srv = fuse_server__new(&fopt);
+		srv = passthrough__new(&fopt);
 		dup2(saved, 2);
 		close(saved);
 		close(null);
@@ -765,14 +766,14 @@ static void t_fuse_fd_cache(void)
 			CHECK(err == 0);
 		}
 	}
-	fuse_server__counts(srv, &inodes, &fds);
+	passthrough__counts(srv, &inodes, &fds);
 	CHECK(inodes == 102 && fds <= 8 + 1);
 	for (i = 0; i < 100; i++) {
 		struct reply r = req(FUSE_GETATTR, nodes[i], &gi, sizeof(gi), NULL);
 
 		CHECK(r.error == 0);
 	}
-	fuse_server__counts(srv, &inodes, &fds);
+	passthrough__counts(srv, &inodes, &fds);
 	CHECK(fds <= 8 + 1);
 	/* an evicted inode whose last name goes stays usable */
 	{
@@ -786,7 +787,7 @@ static void t_fuse_fd_cache(void)
 	}
 	for (i = 0; i < 100; i++)
 		req(FUSE_FORGET, nodes[i], &fi, sizeof(fi), NULL);
-	fuse_server__counts(srv, &inodes, &fds);
+	passthrough__counts(srv, &inodes, &fds);
 	CHECK(inodes == 2);
 	/* a forgotten nodeid is unknown */
 	CHECK(req(FUSE_GETATTR, nodes[5], &gi, sizeof(gi), NULL).error == -ENOENT);
@@ -1065,7 +1066,7 @@ static void t_create_special(void)
 	CHECK(kill(getpid(), 0) == 0);
 }
 
-/* What fuse_server__new() writes to stderr for a share at dir. */
+/* What passthrough__new() writes to stderr for a share at dir. */
 static void start_stderr(const char *dir, char *buf, size_t len)
 {
 	int saved = dup(2), fd = open(tmpdir, O_TMPFILE | O_RDWR, 0600);
@@ -1075,7 +1076,7 @@ static void start_stderr(const char *dir, char *buf, size_t len)
 	dup2(fd, 2);
 	fopt.shared_dir = dir;
 	fuse_server__free(srv);
-	srv = fuse_server__new(&fopt);
+	srv = passthrough__new(&fopt);
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
@@ -1651,7 +1652,7 @@ static void many_mounts_check(void)
 		lookup(m, "f", &err);
 		CHECK(err == 0);
 	}
-	fuse_server__counts(srv, &inodes, &fds);
+	passthrough__counts(srv, &inodes, &fds);
 	printf("     %lu inodes, %lu fds held\n", inodes, fds);
 	/* every mount's inodes have handles: the cache bounds the fds */
 	CHECK(fds <= 8 + 1);
