@@ -2403,6 +2403,96 @@ static void t_used_len_zero(void)
 	CHECK(s.used->ring[0].len == 0);
 }
 
+/*
+ * A request on the sync queue, after INIT: its reply, the used entries it
+ * got with the kick's answer (*n) and the length of the last (*len).
+ */
+static struct fuse_out_header *fault_req(uint32_t opcode, const void *arg,
+					 uint32_t arglen, uint16_t *n,
+					 uint32_t *len)
+{
+	struct vq v = vq_of(2);
+	uint16_t before = __atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE), after;
+	struct fuse_out_header *oh;
+
+	oh = submit(2, opcode, 1, arg, arglen, 512);
+	if (kick(2))
+		test_failed = true;
+	after = __atomic_load_n(&v.used->idx, __ATOMIC_ACQUIRE);
+	*n = after - before;
+	*len = *n ? v.used->ring[(uint16_t)(after - 1) % QSIZE].len : ~0u;
+	return oh;
+}
+
+#define FAULT_LOOKUP(name, n, len) \
+	fault_req(FUSE_LOOKUP, name, sizeof(name), n, len)
+
+/*
+ * --faults: each wrong reply a LOOKUP of vfs-fault-KIND asks for (all
+ * but close and delay), and a READ at 529 GiB, on a sync queue, where
+ * the used entries are there with the kick's answer; other requests are
+ * answered as without --faults. The stats count each request once, as
+ * it was before it was spoiled. With --used-len-zero every used length is
+ * 0 whatever the fault.
+ */
+static void t_faults(void)
+{
+	struct fuse_read_in ri = { .fh = 0, .offset = 529ULL << 30, .size = 64 };
+	const uint32_t hlen = sizeof(struct fuse_out_header);
+	struct fuse_out_header *oh;
+	uint16_t n;
+	uint32_t len;
+
+	budget_daemon("--workers=1 --faults");
+	CHECK(!test_failed);
+	*used_event(2) = 0x8000;
+	oh = FAULT_LOOKUP("no-such-name", &n, &len);
+	CHECK(n == 1 && len == hlen && oh->len == hlen);
+	CHECK(oh->error == -ENOENT && oh->unique == unique - 1);
+	oh = FAULT_LOOKUP("vfs-fault-no-such-kind", &n, &len);
+	CHECK(n == 1 && len == hlen && oh->error == -ENOENT);
+	oh = FAULT_LOOKUP("vfs-fault-len-over", &n, &len);
+	CHECK(n == 1 && len == 512 + 1 && oh->len == hlen);
+	oh = FAULT_LOOKUP("vfs-fault-len-under", &n, &len);
+	CHECK(n == 1 && len == hlen / 2 && oh->len == hlen);
+	oh = FAULT_LOOKUP("vfs-fault-len-zero", &n, &len);
+	CHECK(n == 1 && len == 0 && oh->len == hlen);
+	oh = FAULT_LOOKUP("vfs-fault-hdr-len", &n, &len);
+	CHECK(n == 1 && len == hlen && oh->len == hlen + 8);
+	oh = FAULT_LOOKUP("vfs-fault-unique", &n, &len);
+	CHECK(n == 1 && len == hlen && oh->unique == ((unique - 1) ^ 1));
+	oh = FAULT_LOOKUP("vfs-fault-error-range", &n, &len);
+	CHECK(n == 1 && len == hlen && oh->len == hlen && oh->error == -5000);
+	oh = FAULT_LOOKUP("vfs-fault-error-529.x", &n, &len);
+	CHECK(n == 1 && len == hlen && oh->error == -529);
+	oh = FAULT_LOOKUP("vfs-fault-double", &n, &len);
+	CHECK(n == 2 && len == hlen && oh->error == -ENOENT);
+	oh = FAULT_LOOKUP("vfs-fault-never", &n, &len);
+	CHECK(n == 0 && oh->len == hlen && oh->error == -ENOENT);
+	oh = fault_req(FUSE_READ, &ri, sizeof(ri), &n, &len);
+	CHECK(n == 1 && len == hlen && oh->len == hlen && oh->error == -529);
+	ri.offset = 0;
+	oh = fault_req(FUSE_READ, &ri, sizeof(ri), &n, &len);
+	CHECK(n == 1 && len == hlen && oh->error == -EBADF);
+	modes_exit(false);
+	CHECK(!test_failed);
+	CHECK(sync_stat("requests=") == 13 && sync_stat(" errors=") == 13);
+	CHECK(sync_stat(" bytes_out=") == 13 * hlen);
+	CHECK(sync_stat(" inline=") == 13 && sync_stat(" late=") == 0);
+
+	budget_daemon("--workers=1 --faults --used-len-zero");
+	CHECK(!test_failed);
+	*used_event(2) = 0x8000;
+	oh = FAULT_LOOKUP("vfs-fault-len-over", &n, &len);
+	CHECK(n == 1 && len == 0 && oh->len == hlen);
+	oh = FAULT_LOOKUP("vfs-fault-double", &n, &len);
+	CHECK(n == 2 && len == 0);
+	oh = FAULT_LOOKUP("vfs-fault-never", &n, &len);
+	CHECK(n == 0);
+	oh = FAULT_LOOKUP("no-such-name", &n, &len);
+	CHECK(n == 1 && len == 0 && oh->error == -ENOENT);
+}
+
 void vu_tests(const char *daemon)
 {
 	snprintf(daemon_path, sizeof(daemon_path), "%s", daemon);
@@ -2428,6 +2518,7 @@ void vu_tests(const char *daemon)
 	test_run("budget: a READ of uncached data completes late", t_budget_nowait_read);
 	test_run("vhost-user: num_sync_queues at offset 40", t_config_at_40);
 	test_run("vhost-user: --used-len-zero, as libkrun before 1.19", t_used_len_zero);
+	test_run("faults: each wrong reply of --faults, on a sync queue", t_faults);
 	test_run("vhost-user: per-queue kick channels", t_kick_channel);
 	test_run("vhost-user: --no-kick-channel", t_no_kick_channel);
 	test_run("vhost-user: --pin-sync and --pin-workers, read back", t_pinning);
