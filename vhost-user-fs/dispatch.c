@@ -407,7 +407,9 @@ static void trace_chain(unsigned int index, const struct fuse_ctx *ctx,
 /*
  * Runs one chain through the FUSE server. The request is gathered into the
  * thread's buffer and the reply scattered back; a chain too short for a
- * reply header gets nothing written. *fault says how to misreport it.
+ * reply header gets nothing written. *fault says how to misreport it:
+ * FAULT_NONE unless --faults is on and the request asks for a fault, and
+ * only then is the fault layer (faults.c) called at all.
  */
 static uint32_t process_chain_timed(struct fs_dev *dev, struct fuse_ctx *ctx,
 				    struct vring_elem *e, struct fsq_stats *s,
@@ -417,13 +419,15 @@ static uint32_t process_chain_timed(struct fs_dev *dev, struct fuse_ctx *ctx,
 	uint64_t t0;
 	int error = 0;
 
+	*fault = FAULT_NONE;
 	in_len = e->rd_len;
 	iov__copy_from(e->iov, e->rd_num, ctx->in,
 		       in_len < ctx->in_cap ? in_len : ctx->in_cap);
 	/* the request is not all there: never act on part of it */
 	if (iov__fault_pending())
 		return 0;
-	*fault = dev->opt->faults ? fault__of(ctx, in_len) : FAULT_NONE;
+	if (dev->opt->faults)
+		*fault = fault__of(ctx, in_len);
 	t0 = now_ns();
 	out_len = fuse_server__handle(dev->srv, ctx, in_len, e->wr_len, &error);
 	STAT_ADD(s->handler_ns, now_ns() - t0);
@@ -436,11 +440,14 @@ static uint32_t process_chain_timed(struct fs_dev *dev, struct fuse_ctx *ctx,
 		STAT_ADD(s->errors, 1);
 	if (!out_len)
 		return 0;
-	fault__spoil_reply(*fault, ctx, &out_len);
+	if (*fault != FAULT_NONE)
+		fault__spoil_reply(*fault, ctx, &out_len);
 	out_len = iov__copy_to(e->iov + e->rd_num, e->wr_num, ctx->out,
 			       out_len);
 	STAT_ADD(s->bytes_out, out_len);
-	return fault__used_len(*fault, out_len, e->wr_len);
+	if (*fault != FAULT_NONE)
+		return fault__used_len(*fault, out_len, e->wr_len);
+	return out_len;
 }
 
 /*
@@ -467,20 +474,26 @@ static uint32_t process_chain(struct fs_dev *dev, struct fuse_ctx *ctx,
 }
 
 /*
- * Puts a processed chain on the used ring, or not, as its fault says.
- * Called with q->lock held.
+ * Puts a processed chain on the used ring once, or, with a fault (only
+ * under --faults), as many times as the fault says. len: the used length
+ * the chain's run gave, the fault's if it has one; --used-len-zero makes
+ * it 0 either way. Called with q->lock held.
  */
 static void complete_chain_locked(struct fs_queue *q, uint16_t head,
 				  uint32_t len, enum fault fault,
 				  bool kick_waits)
 {
-	unsigned int n = fault__pushes(fault);
+	unsigned int n = 1;
 
 	/* its buffers faulted: the queue is broken, nothing is published */
 	if (iov__fault_take(&q->vr))
 		return;
-	if (fault == FAULT_CLOSE)
-		q->dev->ops->hang_up(q->dev->transport, q->index, kick_waits);
+	if (fault != FAULT_NONE) {
+		n = fault__pushes(fault);
+		if (fault == FAULT_CLOSE)
+			q->dev->ops->hang_up(q->dev->transport, q->index,
+					     kick_waits);
+	}
 	if (q->dev->opt->used_len_zero)
 		len = 0;
 	while (n--)

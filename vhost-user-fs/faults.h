@@ -2,6 +2,10 @@
 /*
  * --faults: replies spoiled on purpose, so that a guest test can break the
  * one request of its choice and check that only that request fails.
+ *
+ * A layer that a test switches on: dispatch.c asks fault__of() only under
+ * --faults, and calls the other three only for a fault it returned (not
+ * FAULT_NONE); without --faults no request comes here.
  */
 #ifndef VHOST_USER_FS_FAULTS_H
 #define VHOST_USER_FS_FAULTS_H
