@@ -287,20 +287,23 @@ many_queues() {
 # line says the sync path is on and how many requests completed inside the
 # kick (exit 0); loaded with sync=0, that it is off and why (exit 1).
 status_tool() {
-	local res=$logs/uml:status-tool.results out rc=0
-	local cmd='echo x >/mnt/share/f && cat /mnt/share/f >/dev/null && "$1"; echo "exit $?"'
-	out=$("$repo/tests/vm/run" --results "$res" --driver ours --sync on -- \
-		sh -c "$cmd" sh "$repo/scripts/virtio-fs-sync-status") || return 1
-	echo "$out"
-	echo "$out" | grep -q '^share: virtio[0-9]*, virtio_fs_sync, hiprio=1 request=1 sync=1; sync path on: [1-9][0-9]* of [1-9][0-9]* requests completed inside the kick ([0-9.]* %).*; mounted at: /mnt/share$' ||
-		{ echo "FAIL: expected the share on the sync path, with its inline count"; rc=1; }
-	echo "$out" | grep -qx 'exit 0' || { echo "FAIL: expected exit 0"; rc=1; }
-	out=$("$repo/tests/vm/run" --results "$res.sync0" --driver ours --sync off -- \
-		sh -c "$cmd" sh "$repo/scripts/virtio-fs-sync-status") || return 1
-	echo "$out"
-	echo "$out" | grep -q '^share: .*; sync path off: the module was loaded with sync=0; mounted at: /mnt/share$' ||
-		{ echo "FAIL: expected the sync path off, for sync=0"; rc=1; }
-	echo "$out" | grep -qx 'exit 1' || { echo "FAIL: expected exit 1"; rc=1; }
+	local res=$logs/uml:status-tool.results rc=0 sync line want out
+	for sync in on off; do
+		if [ $sync = on ]; then
+			line='^share: virtio[0-9]*, virtio_fs_sync, hiprio=1 request=1 sync=1; sync path on: [1-9][0-9]* of [1-9][0-9]* requests completed inside the kick ([0-9.]* %).*; mounted at: /mnt/share$'
+			want='exit 0'
+		else
+			line='^share: .*; sync path off: the module was loaded with sync=0; mounted at: /mnt/share$'
+			want='exit 1'
+		fi
+		# shellcheck disable=SC2016 # $1 and $? are the guest shell's
+		out=$("$repo/tests/vm/run" --results "$res.sync-$sync" --driver ours --sync $sync -- \
+			sh -c 'echo x >/mnt/share/f && cat /mnt/share/f >/dev/null && "$1"; echo "exit $?"' \
+			sh "$repo/scripts/virtio-fs-sync-status") || return 1
+		echo "$out"
+		echo "$out" | grep -q "$line" || { echo "FAIL: sync $sync: no line matching $line"; rc=1; }
+		echo "$out" | grep -qx "$want" || { echo "FAIL: sync $sync: expected $want"; rc=1; }
+	done
 	return $rc
 }
 

@@ -1436,23 +1436,24 @@ static void t_short_messages(void)
 }
 
 /*
- * The daemon's exit status and stderr, started with --socket-path in a
- * directory that does not exist (so it stops right after opening its
- * output files) and the given option.
+ * The daemon's exit status and what it wrote to FD (1 or 2), run with the
+ * arguments ARGV (NULL-terminated, after the program's name).
  */
-static int run_capture(const char *arg, char *out, size_t len)
+static int capture(int fd, const char *const argv[], char *out, size_t len)
 {
-	int fds[2], status = -1;
+	const char *args[8] = { daemon_path };
+	int fds[2], status = -1, i;
 	ssize_t n, got = 0;
 	pid_t pid;
 
+	for (i = 0; argv[i] && i < 6; i++)
+		args[i + 1] = argv[i];
 	if (pipe2(fds, O_CLOEXEC))
 		return -1;
 	pid = fork();
 	if (!pid) {
-		dup2(fds[1], 2);
-		execl(daemon_path, daemon_path, "--socket-path=/nonexistent/s",
-		      "--shared-dir=/", arg, (char *)NULL);
+		dup2(fds[1], fd);
+		execv(daemon_path, (char *const *)args);
 		_exit(127);
 	}
 	close(fds[1]);
@@ -1463,6 +1464,18 @@ static int run_capture(const char *arg, char *out, size_t len)
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		return -1;
 	return WEXITSTATUS(status);
+}
+
+/*
+ * The daemon's exit status and stderr, started with --socket-path in a
+ * directory that does not exist (so it stops right after opening its
+ * output files) and the given option.
+ */
+static int run_capture(const char *arg, char *out, size_t len)
+{
+	const char *const argv[] = { "--socket-path=/nonexistent/s", "--shared-dir=/", arg, NULL };
+
+	return capture(2, argv, out, len);
 }
 
 /*
@@ -1913,26 +1926,9 @@ static void t_pinning_refused(void)
 /* The daemon's stdout with ARG alone, and its exit status. */
 static int help_text(const char *arg, char *out, size_t len)
 {
-	int fds[2], status = -1;
-	ssize_t n, got = 0;
-	pid_t pid;
+	const char *const argv[] = { arg, NULL };
 
-	if (pipe2(fds, O_CLOEXEC))
-		return -1;
-	pid = fork();
-	if (!pid) {
-		dup2(fds[1], 1);
-		execl(daemon_path, daemon_path, arg, (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	while ((n = read(fds[0], out + got, len - 1 - got)) > 0)
-		got += n;
-	out[got] = 0;
-	close(fds[0]);
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
+	return capture(1, argv, out, len);
 }
 
 /* Whether TEXT names the option --NAME (not one it is a prefix of). */
