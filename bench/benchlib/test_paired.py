@@ -264,18 +264,34 @@ class Verdict(unittest.TestCase):
         out = self.verdict.lines(rounds()["runs"])
         self.assertTrue(out[0].startswith("A/B verdict: 4 round(s)"), out)
         ln = self.find(out, "mean, us", ("ours-sync", "intree"))
-        # 0.60 in every round: an interval of one point, below 1.00; the
-        # control's (1.01-1.04) excludes 1.00, so no verdict is claimed
+        # 0.60 in every round: an interval of one point, but four rounds
         self.assertIn("0.60x [0.60-0.60]", ln)
-        self.assertIn("not resolved: the control moved", ln)
+        self.assertIn("too few rounds to resolve (4; 5 or more)", ln)
         self.assertIn("A/A control", self.find(out, "mean, us", paired.CONTROL))
 
     def test_faster_where_the_control_holds_one(self):
-        runs = [r for r in rounds()["runs"] if r["config"] != "intree-again"]
-        for r in range(1, 5):
+        runs = []
+        for r in range(1, 7):
+            runs.append(rnd("intree", r, 100, 10))
             runs.append(rnd("intree-again", r, 100 + (-1) ** r, 10))
+            runs.append(rnd("ours-sync", r, 60 + r % 2, 10))
         out = self.verdict.lines(runs)
         self.assertIn(" faster ", self.find(out, "mean, us", ("ours-sync", "intree")))
+
+    def test_not_resolved_where_the_control_moved(self):
+        runs = []
+        for r in range(1, 7):
+            runs.append(rnd("intree", r, 100, 10))
+            runs.append(rnd("intree-again", r, 102 + r, 10))
+            runs.append(rnd("ours-sync", r, 60, 10))
+        out = self.verdict.lines(runs)
+        self.assertIn("not resolved: the control moved",
+                      self.find(out, "mean, us", ("ours-sync", "intree")))
+
+    def test_too_few_rounds(self):
+        runs = [r for r in rounds()["runs"] if r["round"] <= 3]
+        self.assertIn("too few rounds to resolve (3; 5 or more)",
+                      self.find(self.verdict.lines(runs), "mean, us", ("ours-sync", "intree")))
 
     def test_no_verdict_without_the_control_or_rounds(self):
         runs = [r for r in rounds()["runs"] if r["config"] != "intree-again"]

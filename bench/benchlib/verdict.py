@@ -11,7 +11,8 @@ control (intree-again vs intree: one driver under two labels) holds 1.00
 on that row, "no difference resolved" where the pair's interval holds
 1.00, "not resolved: the control moved" where the control's does not (the
 run's noise alone made a difference there). Without intree-again, or with
-fewer than two rounds, no verdict is given. Ratios are B/A as the
+fewer than two rounds, no verdict is given, and a row with fewer than five
+rounds is "too few rounds to resolve". Ratios are B/A as the
 configurations' names say: "ours-sync vs intree 0.70x" on a latency row
 is ours-sync taking 0.70 of in-tree's time.
 """
@@ -23,7 +24,14 @@ from benchlib.collect import ab_rounds
 VERDICT = {"faster": "faster", "slower": "slower", "no claim": "no difference resolved"}
 
 
+# A percentile bootstrap of the median of fewer rounds is little more than
+# their range: no verdict from so few.
+MIN_ROUNDS = 5
+
+
 def verdict(st, ctl):
+    if len(st["ratios"]) < MIN_ROUNDS:
+        return "too few rounds to resolve (%d; %d or more)" % (len(st["ratios"]), MIN_ROUNDS)
     if st.get("claim") in ("faster", "slower"):
         return st["claim"]
     if ctl and ctl.get("ci95") and not ctl["ci95"][0] <= 1.0 <= ctl["ci95"][1]:
