@@ -215,8 +215,11 @@ class TableSections:
         out = {}
         if not cfgs:
             return out
-        self.p("## QEMU/TCG, SMP 2, Debian 6.12 cloud kernel, %s sizes"
-               % self.sizes.get("qemu", "?"))
+        krun = [c for c in cfgs if c.startswith("k-")]
+        kernels = [k for k, on in (("Debian 6.12 cloud kernel", len(krun) < len(cfgs)),
+                                   ("libkrun's kernels", krun)) if on]
+        self.p("## QEMU/TCG, SMP 2, %s, %s sizes"
+               % (" and ".join(kernels), self.sizes.get("qemu", "?")))
         self.p("")
         self.p("QEMU here emulates the CPU (TCG, one thread for both vCPUs): its figures are "
                "far from a KVM guest's and only the ratios between configurations of this "
@@ -226,6 +229,14 @@ class TableSections:
                "`scripts/build-qemu.sh`: a sync queue's notify is handled in the vCPU's "
                "thread, which waits for the device's answer) runs in-tree, `sync=0` and the "
                "sync path on one build, on `pc` (virtio-pci) and `microvm` (virtio-mmio).")
+        if krun:
+            self.p("")
+            self.p("`k-*` boot libkrun's guest kernels as libkrun boots them (microvm, "
+                   "libkrun's command line, no initrd, the root on virtio-fs tag /dev/root "
+                   "from a reference device of its own) on the project's QEMU: `k-stock` "
+                   "Debian's libkrunfw5 kernel with in-tree virtiofs, `k-sync` the kernel of "
+                   "`make libkrunfw` with virtio_fs_sync built in and a sync queue per vCPU; "
+                   "the same QEMU, device and root on both sides.")
         self.p("")
         ratios = configs.ratios("qemu", cfgs)
         for wid, title, rows in metrics.workloads():
