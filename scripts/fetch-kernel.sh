@@ -36,6 +36,15 @@ if [ -f "$dir/.done" ]; then
 	echo "$dir"
 	exit 0
 fi
+# One fetch of a series at a time: a second one would remove the first's
+# tree (rm -rf below) while it is being unpacked.
+mkdir -p "$cache/kernels"
+exec 9>"$dir.lock"
+flock 9
+if [ -f "$dir/.done" ]; then
+	echo "$dir"
+	exit 0
+fi
 
 log() { echo "fetch-kernel: $*" >&2; }
 
@@ -98,13 +107,18 @@ for p in $parts; do pkgs="$pkgs $p=$srcver"; done
 log "series $series: $release, version $srcver"
 [ $flavour = rt ] && pkgs=${pkgs/-common=/-common-rt=}
 
+# Series share packages (6.1 and 6.1-rt the source): each download lands
+# in a directory of its own and is moved in whole.
 mkdir -p "$debs"
+dl=$(mktemp -d "$debs/.download.XXXXXX")
+trap 'rm -rf "$dl"' EXIT
 for p in $pkgs; do
 	name=${p%%=*}
 	ls "$debs/${name}_"*.deb >/dev/null 2>&1 && continue
 	log "downloading $name"
-	(cd "$debs" && apt-get "${APT_OPTS[@]}" download -q "$p" >&2 2>/dev/null) ||
-		(cd "$debs" && apt-get "${APT_OPTS[@]}" download "$p" >&2)
+	(cd "$dl" && apt-get "${APT_OPTS[@]}" download -q "$p" >&2 2>/dev/null) ||
+		(cd "$dl" && apt-get "${APT_OPTS[@]}" download "$p" >&2)
+	mv "$dl"/*.deb "$debs/"
 done
 
 rm -rf "$dir"
