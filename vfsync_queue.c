@@ -13,6 +13,7 @@
 #include <linux/scatterlist.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/virtio.h>
 #include <linux/virtio_config.h>
@@ -870,6 +871,35 @@ out_unlock:
 	vfsync_end_bufs(&done, NULL, true);
 	return ret;
 }
+
+static int vfsync_floor_cmp(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts @ns; min, median (the lower middle one), mean and max of @n */
+void vfsync_floor_summary(u64 *ns, unsigned int n, unsigned int busy,
+			  struct vfsync_floor *out)
+{
+	u64 sum = 0;
+	unsigned int i;
+
+	memset(out, 0, sizeof(*out));
+	out->busy = busy;
+	if (!n)
+		return;
+	sort(ns, n, sizeof(*ns), vfsync_floor_cmp, NULL);
+	for (i = 0; i < n; i++)
+		sum += ns[i];
+	out->kicks = n;
+	out->min_ns = ns[0];
+	out->median_ns = ns[(n - 1) / 2];
+	out->mean_ns = div_u64(sum, n);
+	out->max_ns = ns[n - 1];
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_floor_summary);
 
 /*
  * @n empty kicks, summed up in fs->floor; a busy queue skips a kick and

@@ -11,7 +11,6 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/seq_file.h>
-#include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
 
@@ -120,35 +119,6 @@ const struct attribute_group *vfsync_sysfs_groups[] = {
 	&vfsync_group,
 	NULL
 };
-
-static int vfsync_floor_cmp(const void *a, const void *b)
-{
-	u64 x = *(const u64 *)a, y = *(const u64 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Sorts @ns; min, median (the lower middle one), mean and max of @n */
-void vfsync_floor_summary(u64 *ns, unsigned int n, unsigned int busy,
-			  struct vfsync_floor *out)
-{
-	u64 sum = 0;
-	unsigned int i;
-
-	memset(out, 0, sizeof(*out));
-	out->busy = busy;
-	if (!n)
-		return;
-	sort(ns, n, sizeof(*ns), vfsync_floor_cmp, NULL);
-	for (i = 0; i < n; i++)
-		sum += ns[i];
-	out->kicks = n;
-	out->min_ns = ns[0];
-	out->median_ns = ns[(n - 1) / 2];
-	out->mean_ns = div_u64(sum, n);
-	out->max_ns = ns[n - 1];
-}
-EXPORT_SYMBOL_IF_KUNIT(vfsync_floor_summary);
 
 static int vfsync_floor_show(struct seq_file *m, void *v)
 {
