@@ -78,6 +78,8 @@ t static:params-documented "$repo/tests/static/params-documented.sh" "$repo"
 # No tracked generated files, issue numbers or outside paths.
 t static:housekeeping "$repo/tests/static/housekeeping.sh" "$repo"
 t static:version-guard version_guard
+# The driver's objects call each other one way (the 6.12 build's objects).
+t static:driver-deps "$repo/tests/static/driver-deps.sh" "$repo/build/6.12"
 
 # --- host-side tests of the reference device ----------------------------------
 t device:unit make -C "$repo/vhost-user-fs" check
