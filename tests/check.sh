@@ -80,6 +80,8 @@ t static:housekeeping "$repo/tests/static/housekeeping.sh" "$repo"
 t static:version-guard version_guard
 # The driver's objects call each other one way (the 6.12 build's objects).
 t static:driver-deps "$repo/tests/static/driver-deps.sh" "$repo/build/6.12"
+# Comments say why, at about in-tree virtio drivers' density.
+t static:comment-density "$repo/tests/static/comment-density.sh" "$repo"
 
 # --- host-side tests of the reference device ----------------------------------
 t device:unit make -C "$repo/vhost-user-fs" check
