@@ -656,6 +656,12 @@ enum test_mode { TEST_INLINE, TEST_HOLD, TEST_DOUBLE, TEST_LAG };
 
 struct test_ring {
 	void *pages;
+	/*
+	 * A device runs one queue's notifications one at a time: the test's
+	 * kicks (a submitter's, a dispatch work's on another CPU) and
+	 * releases too. Protects the fields below.
+	 */
+	spinlock_t lock;
 	struct vring vr;
 	u16 last_avail, used_idx;
 	enum test_mode mode;
@@ -761,6 +767,7 @@ static void test_push(struct test_dev *td, unsigned int index, u16 head)
 	struct test_ring *r = &td->rings[index];
 	struct vring_used_elem *e = &r->vr.used->ring[r->used_idx % TEST_RING];
 
+	lockdep_assert_held(&r->lock);
 	e->id = cpu_to_virtio32(&td->vdev, head);
 	e->len = cpu_to_virtio32(&td->vdev, 0);
 	virtio_wmb(true);
@@ -775,15 +782,25 @@ static void test_push(struct test_dev *td, unsigned int index, u16 head)
 	}
 }
 
-/* Complete what the device holds on ring @index */
-static void test_release(struct test_dev *td, unsigned int index)
+static void test_release_locked(struct test_dev *td, unsigned int index)
 {
 	struct test_ring *r = &td->rings[index];
 	unsigned int i;
 
+	lockdep_assert_held(&r->lock);
 	for (i = 0; i < r->nheld; i++)
 		test_push(td, index, r->held[i]);
 	r->nheld = 0;
+}
+
+/* Complete what the device holds on ring @index */
+static void test_release(struct test_dev *td, unsigned int index)
+{
+	struct test_ring *r = &td->rings[index];
+
+	spin_lock(&r->lock);
+	test_release_locked(td, index);
+	spin_unlock(&r->lock);
 }
 
 static bool test_notify(struct virtqueue *vq)
@@ -791,14 +808,16 @@ static bool test_notify(struct virtqueue *vq)
 	struct test_dev *td = to_td(vq);
 	struct test_ring *r = &td->rings[vq->index];
 	u16 avail, head;
+	bool ok;
 
+	spin_lock(&r->lock);
 	r->kicks++;
 	/* Would this kick's completions interrupt? */
 	if (!(virtio16_to_cpu(&td->vdev, r->vr.avail->flags) &
 	      VRING_AVAIL_F_NO_INTERRUPT))
 		r->kicks_armed++;
 	if (r->mode == TEST_LAG)
-		test_release(td, vq->index);
+		test_release_locked(td, vq->index);
 	avail = virtio16_to_cpu(&td->vdev, READ_ONCE(r->vr.avail->idx));
 	virtio_rmb(true);
 	while (r->last_avail != avail) {
@@ -819,8 +838,10 @@ static bool test_notify(struct virtqueue *vq)
 		}
 	}
 	if (r->release_on_kick)
-		test_release(td, vq->index);
-	return !r->notify_fails;
+		test_release_locked(td, vq->index);
+	ok = !r->notify_fails;
+	spin_unlock(&r->lock);
+	return ok;
 }
 
 /* The driver's own callback */
@@ -904,6 +925,7 @@ static int vfsync_engine_init(struct kunit *test)
 	for (i = 0; i < TEST_NVQS; i++) {
 		struct test_ring *r = &td->rings[i];
 
+		spin_lock_init(&r->lock);
 		vfsync_init_vq(&td->fs, &td->vqs[i], kinds[i], names[i]);
 		r->pages = alloc_pages_exact(size, GFP_KERNEL | __GFP_ZERO);
 		KUNIT_ASSERT_NOT_NULL(test, r->pages);
@@ -1336,7 +1358,9 @@ static void vfsync_test_engine_remove_late_irq(struct kunit *test)
 
 	/* A hostile or slow device: a used element after the reset */
 	virtqueue_enable_cb(sq->vq);
+	spin_lock(&td->rings[TEST_SYNC].lock);
 	test_push(td, TEST_SYNC, 0);
+	spin_unlock(&td->rings[TEST_SYNC].lock);
 	KUNIT_EXPECT_EQ(test, td->rings[TEST_SYNC].irqs, 1U);
 	KUNIT_EXPECT_FALSE_MSG(test, work_pending(&sq->done_work),
 			       "a queue's work was scheduled after removal");
