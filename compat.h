@@ -220,6 +220,16 @@ static inline struct cpumask *compat_group_cpus_evenly(unsigned int numgrps,
 /* VISIBLE_IF_KUNIT and EXPORT_SYMBOL_IF_KUNIT: in 6.1 and later */
 #include <kunit/visibility.h>
 
+/*
+ * KUnit's static stubs, the tests' seams: 6.1 has none, and its tests do
+ * not build (tests/kunit runs on 6.12 and 7.3).
+ */
+#ifdef COMPAT_KUNIT_STATIC_STUB
+#include <kunit/static_stub.h>
+#else
+#define KUNIT_STATIC_STUB_REDIRECT(...) do { } while (0)
+#endif
+
 /* For the KUnit tests: the namespace EXPORT_SYMBOL_IF_KUNIT exports into */
 #ifdef COMPAT_MODULE_NS_STRING
 #define COMPAT_MODULE_IMPORT_KUNIT_NS() MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING")

@@ -124,30 +124,29 @@ static void vfsync_unlock(struct vfsync_vq *fsvq)
 }
 
 /*
- * KUnit plays the other CPU (->test_busy a kicker, ->test_reaper a reaper):
- * on UP the lock is never contended and a failed trylock is a
+ * KUnit redirects these to play another CPU, a kicker or a reaper holding
+ * the lock: on UP the lock is never contended and a failed trylock is a
  * spinlock-debug BUG.
  */
-#if IS_ENABLED(CONFIG_VIRTIO_FS_SYNC_KUNIT_TEST)
-static bool vfsync_sync_trylock(struct vfsync_vq *fsvq)
+VISIBLE_IF_KUNIT bool vfsync_sync_lock_taken(struct vfsync_vq *fsvq)
 {
-	if (READ_ONCE(fsvq->test_busy))
-		return false;
-	if (fsvq->test_reaper) {
-		fsvq->test_reaper--;
-		return false;
-	}
-	return spin_trylock(&fsvq->lock);
+	KUNIT_STATIC_STUB_REDIRECT(vfsync_sync_lock_taken, fsvq);
+	return false;
 }
+EXPORT_SYMBOL_IF_KUNIT(vfsync_sync_lock_taken);
 
-static bool vfsync_sync_kicking(struct vfsync_vq *fsvq)
+#define vfsync_sync_trylock(fsvq) ({				\
+	struct vfsync_vq *__q = (fsvq);					\
+									\
+	!vfsync_sync_lock_taken(__q) && spin_trylock(&__q->lock);	\
+})
+
+VISIBLE_IF_KUNIT bool vfsync_sync_kicking(struct vfsync_vq *fsvq)
 {
-	return READ_ONCE(fsvq->test_busy) || READ_ONCE(fsvq->kicking);
+	KUNIT_STATIC_STUB_REDIRECT(vfsync_sync_kicking, fsvq);
+	return READ_ONCE(fsvq->kicking);
 }
-#else
-#define vfsync_sync_trylock(fsvq)	spin_trylock(&(fsvq)->lock)
-#define vfsync_sync_kicking(fsvq)	READ_ONCE((fsvq)->kicking)
-#endif
+EXPORT_SYMBOL_IF_KUNIT(vfsync_sync_kicking);
 
 /*
  * A kicker holds a sync queue's lock for a host operation and is never
@@ -708,6 +707,13 @@ int vfsync_submit(struct vfsync_dev *fs, struct vfsync_buf *buf)
 }
 EXPORT_SYMBOL_IF_KUNIT(vfsync_submit);
 
+/* Where a completion that makes room may come in; KUnit puts one there */
+VISIBLE_IF_KUNIT void vfsync_retry_met_full(struct vfsync_vq *fsvq)
+{
+	KUNIT_STATIC_STUB_REDIRECT(vfsync_retry_met_full, fsvq);
+}
+EXPORT_SYMBOL_IF_KUNIT(vfsync_retry_met_full);
+
 static void vfsync_request_dispatch_work(struct work_struct *work)
 {
 	struct vfsync_vq *fsvq = container_of(work, struct vfsync_vq,
@@ -732,11 +738,7 @@ static void vfsync_request_dispatch_work(struct work_struct *work)
 		if (notify)
 			vfsync_notify(fsvq);
 		if (ret == 1) {
-#if IS_ENABLED(CONFIG_VIRTIO_FS_SYNC_KUNIT_TEST)
-			/* Where a completion that makes room may come in */
-			if (fsvq->test_after_full)
-				fsvq->test_after_full(fsvq);
-#endif
+			vfsync_retry_met_full(fsvq);
 			return;
 		}
 		if (ret < 0) {

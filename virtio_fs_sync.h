@@ -154,10 +154,6 @@ struct vfsync_vq {
 	bool armed;
 	wait_queue_head_t in_flight_wq;	/* woken when in_flight drops to 0 */
 	unsigned long flags;		/* VFSYNC_VQ_*, atomic bitops */
-	bool test_busy;			/* KUnit: another CPU holds ->lock */
-	unsigned int test_reaper;	/* KUnit: a reaper lets go after so many tries */
-	/* KUnit: runs when a retry met a full queue, after the unlock */
-	void (*test_after_full)(struct vfsync_vq *fsvq);
 	struct vfsync_stats stats;	/* atomics */
 	char name[VFSYNC_VQ_NAME_LEN];
 } ____cacheline_aligned_in_smp;
@@ -344,6 +340,10 @@ void vfsync_floor_summary(u64 *ns, unsigned int n, unsigned int busy,
 int vfsync_floor_run(struct vfsync_dev *fs, unsigned int n);
 #if IS_ENABLED(CONFIG_KUNIT)
 size_t vfsync_cfg_room(u32 offset, u32 cap_len, u64 bar_len);
+/* Seams the tests redirect with KUnit's static stubs */
+bool vfsync_sync_lock_taken(struct vfsync_vq *fsvq);
+bool vfsync_sync_kicking(struct vfsync_vq *fsvq);
+void vfsync_retry_met_full(struct vfsync_vq *fsvq);
 #endif
 
 #endif /* _VIRTIO_FS_SYNC_H */

@@ -14,6 +14,7 @@
  * engine.
  */
 
+#include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/delay.h>
 #include <linux/fcntl.h>
@@ -678,6 +679,7 @@ struct test_dev {
 	struct vfsync_dev fs;
 	struct vfsync_vq vqs[TEST_NVQS];
 	struct test_ring rings[TEST_NVQS];
+	unsigned int reaper_tries;	/* the played reaper lets go after these */
 };
 
 struct test_buf {
@@ -881,6 +883,41 @@ static const struct virtio_config_ops test_config_ops = {
 	.reset = test_reset,
 	.get_status = test_get_status,
 };
+
+/* Another CPU inside its kick holds the sync queue's lock */
+static bool test_lock_taken(struct vfsync_vq *fsvq)
+{
+	return true;
+}
+
+static bool test_kicking(struct vfsync_vq *fsvq)
+{
+	return true;
+}
+
+static void test_busy(struct kunit *test, bool busy)
+{
+	if (busy) {
+		kunit_activate_static_stub(test, vfsync_sync_lock_taken,
+					   test_lock_taken);
+		kunit_activate_static_stub(test, vfsync_sync_kicking,
+					   test_kicking);
+	} else {
+		kunit_deactivate_static_stub(test, vfsync_sync_lock_taken);
+		kunit_deactivate_static_stub(test, vfsync_sync_kicking);
+	}
+}
+
+/* A reaper holds it for td->reaper_tries tries */
+static bool test_reaper_holds(struct vfsync_vq *fsvq)
+{
+	struct test_dev *td = kunit_get_current_test()->priv;
+
+	if (!td->reaper_tries)
+		return false;
+	td->reaper_tries--;
+	return true;
+}
 
 static int vfsync_engine_init(struct kunit *test)
 {
@@ -1145,17 +1182,18 @@ static void vfsync_test_engine_deferred_by_callback(struct kunit *test)
 static void vfsync_test_engine_busy_reaper(struct kunit *test)
 {
 	struct test_dev *td = test->priv;
-	struct vfsync_vq *sq = &td->vqs[TEST_SYNC];
 	struct test_buf *a = test_buf(test, TEST_SYNC_OK);
 
-	sq->test_reaper = 3;
+	td->reaper_tries = 3;
+	kunit_activate_static_stub(test, vfsync_sync_lock_taken,
+				   test_reaper_holds);
 	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
+	kunit_deactivate_static_stub(test, vfsync_sync_lock_taken);
 	flush_work(&td->vqs[TEST_REQ].done_work);
-	KUNIT_EXPECT_EQ(test, sq->test_reaper, 0U);
+	KUNIT_EXPECT_EQ(test, td->reaper_tries, 0U);
 	KUNIT_EXPECT_EQ(test, a->completed, 1U);
 	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, inline_done), 1);
 	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, busy), 0);
-	sq->test_reaper = 0;
 }
 
 /*
@@ -1163,7 +1201,7 @@ static void vfsync_test_engine_busy_reaper(struct kunit *test)
  * inside its kick) is never waited for. The submitter falls back to the
  * request queue (busy, fallback), and done_work leaves the reaping to
  * the holder. Uniprocessor UML cannot have a second CPU in the kick (and
- * a failed trylock is a BUG there): ->test_busy plays that CPU.
+ * a failed trylock is a BUG there): test_busy() plays that CPU.
  */
 static void vfsync_test_engine_busy(struct kunit *test)
 {
@@ -1174,9 +1212,9 @@ static void vfsync_test_engine_busy(struct kunit *test)
 	struct test_buf *c = test_buf(test, TEST_SYNC_OK);
 
 	/* Busy: the request takes the request queue */
-	sq->test_busy = true;
+	test_busy(test, true);
 	KUNIT_EXPECT_EQ(test, vfsync_submit(&td->fs, &a->buf), 0);
-	sq->test_busy = false;
+	test_busy(test, false);
 	flush_work(&td->vqs[TEST_REQ].done_work);
 	KUNIT_EXPECT_EQ(test, a->completed, 1U);
 	KUNIT_EXPECT_EQ(test, STAT(td, TEST_SYNC, busy), 1);
@@ -1189,9 +1227,9 @@ static void vfsync_test_engine_busy(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, vfsync_submit(&td->fs, &b->buf), 0);
 	td->rings[TEST_SYNC].mute = true;
 	test_release(td, TEST_SYNC);
-	sq->test_busy = true;
+	test_busy(test, true);
 	sq->done_work.func(&sq->done_work);
-	sq->test_busy = false;
+	test_busy(test, false);
 	KUNIT_EXPECT_EQ(test, b->completed, 0U);
 	KUNIT_EXPECT_TRUE(test, test_bit(VFSYNC_VQ_REAP, &sq->flags));
 
@@ -1281,7 +1319,7 @@ static void test_release_now(struct vfsync_vq *rq)
 
 /*
  * The completion that makes room can land right after
- * a retry met the full queue (test_after_full runs it there). The retried
+ * a retry met the full queue (test_release_now, put there). The retried
  * request must already be back on the list for that completion's work to
  * see it and schedule another retry; else it stays parked for good.
  */
@@ -1293,9 +1331,10 @@ static void vfsync_test_engine_repark_race(struct kunit *test)
 	unsigned int i;
 
 	test_fill_request_ring(test, td, tb);
-	rq->test_after_full = test_release_now;
+	kunit_activate_static_stub(test, vfsync_retry_met_full,
+				   test_release_now);
 	rq->dispatch_work.func(&rq->dispatch_work);
-	rq->test_after_full = NULL;
+	kunit_deactivate_static_stub(test, vfsync_retry_met_full);
 	flush_work(&rq->dispatch_work);
 	flush_work(&rq->done_work);
 	for (i = 0; i <= TEST_FIT; i++)
@@ -1522,9 +1561,9 @@ static void vfsync_test_engine_floor(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, r->irqs, 0U);
 
 	/* Another CPU in its kick: skipped and counted, never waited for */
-	td->vqs[TEST_SYNC].test_busy = true;
+	test_busy(test, true);
 	KUNIT_EXPECT_EQ(test, vfsync_floor_run(&td->fs, 3), 0);
-	td->vqs[TEST_SYNC].test_busy = false;
+	test_busy(test, false);
 	KUNIT_EXPECT_EQ(test, f->kicks, 0ULL);
 	KUNIT_EXPECT_EQ(test, f->busy, 3ULL);
 	KUNIT_EXPECT_EQ(test, r->kicks, 5U);
