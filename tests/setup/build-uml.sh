@@ -134,6 +134,12 @@ if ! make -C "$src" ARCH=um O="$out" -j"$jobs" linux >"$out/build.log" 2>&1; the
 	log "build failed"
 	exit 1
 fi
-grep -E ' warning: ' "$out/build.log" | grep virtio_fs_sync >&2 || true
+# The driver and its tests build without warnings. Their objects go, so
+# that the next call compiles them again and says it again.
+if grep -E ' warning: ' "$out/build.log" | grep virtio_fs_sync >&2; then
+	find "$out/fs/fuse/virtio_fs_sync" -name '*.o' -delete
+	log "the driver's build has warnings"
+	exit 1
+fi
 echo "$key" >"$out/.key"
 echo "$out/linux"
