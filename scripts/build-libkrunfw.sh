@@ -24,9 +24,12 @@
 #      makes them.
 # The result is cached under $VFS_CACHE/libkrunfw/ keyed by every input
 # (libkrunfw's files, the tarball, the driver's sources, this script, the
-# fragment); a second call with the same inputs builds nothing. Prints the
-# build directory: vmlinux, libkrunfw.so.VERSION (and its soname link),
-# config, kernel-version, libkrunfw-version.
+# fragment); a second call with the same inputs builds nothing. The kernel
+# tree, with its objects, is kept under a key of every input but the
+# driver's sources, so that a change of the driver rebuilds the driver and
+# relinks, as the UML test kernels do. Prints the build directory:
+# vmlinux, libkrunfw.so.VERSION (and its soname link), config,
+# kernel-version, libkrunfw-version.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -114,13 +117,17 @@ kernel=${tarball##*/linux_}
 kernel=${kernel%.orig.tar.xz}
 [ "$kernel" = "${kver#linux-}" ] || log "kernel $kernel: the nearest Debian serves to libkrunfw's ${kver#linux-}"
 
-# --- the cache key -----------------------------------------------------------
+# --- the cache keys ----------------------------------------------------------
 files=$(make -s --no-print-directory -C "$repo" print-driver-files)
-# shellcheck disable=SC2086 # $files: a list of files
-key=$( {
+treekey=$( {
 	echo "$kernel"
 	(cd "$src" && sha256sum Makefile config-libkrunfw_x86_64 bin2cbundle.py patches/0*.patch)
-	(cd "$repo" && sha256sum $files scripts/intree.sh scripts/build-libkrunfw.sh scripts/libkrunfw.config)
+	(cd "$repo" && sha256sum scripts/intree.sh scripts/build-libkrunfw.sh scripts/libkrunfw.config)
+} | sha256sum | cut -c1-16)
+# shellcheck disable=SC2086 # $files: a list of files
+key=$( {
+	echo "$treekey"
+	(cd "$repo" && sha256sum $files)
 } | sha256sum | cut -c1-16)
 out=$base/build-$key
 if [ -f "$out/.done" ]; then
@@ -128,26 +135,38 @@ if [ -f "$out/.done" ]; then
 	exit 0
 fi
 
-# --- the tree: tarball, libkrunfw's patches, the driver, the config ----------
+# --- the tree: tarball, libkrunfw's patches, the config; then the driver -----
+# Made once per tree key; a tree left half made (no .ready) is made anew.
+treedir=$base/tree-$treekey
+tree=$treedir/linux-$kernel
+if [ ! -f "$treedir/.ready" ]; then
+	rm -rf "$treedir"
+	mkdir -p "$treedir"
+	log "unpacking linux_$kernel.orig.tar.xz into $treedir"
+	tar -C "$treedir" -xf "$tarball"
+	[ -d "$tree" ] || die "the tarball has no linux-$kernel/"
+	for p in "$src"/patches/0*.patch; do
+		if ! res=$(patch -p1 --forward --batch -d "$tree" <"$p" 2>&1); then
+			printf '%s\n' "$res" >&2
+			die "libkrunfw's ${p##*/} does not apply to $kernel"
+		fi
+	done
+	log "$(find "$src/patches" -name '0*.patch' | wc -l) libkrunfw patches applied"
+	"$repo/scripts/intree.sh" --first "$tree"
+	cp "$src/config-libkrunfw_x86_64" "$tree/.config"
+	cat "$repo/scripts/libkrunfw.config" >>"$tree/.config"
+	make -s -C "$tree" olddefconfig >&2
+	grep -qx 'CONFIG_VIRTIO_FS_SYNC=y' "$tree/.config" ||
+		die "CONFIG_VIRTIO_FS_SYNC=y did not survive olddefconfig (its dependencies: VIRTIO, FUSE_FS)"
+	touch "$treedir/.ready"
+	# Trees of other keys (an older recipe, fragment or script) go
+	find "$base" -maxdepth 1 -name 'tree-*' ! -name "tree-$treekey" -exec rm -rf {} +
+else
+	log "the driver's sources into $tree"
+	"$repo/scripts/intree.sh" --first "$tree"
+fi
 rm -rf "$out"
 mkdir -p "$out"
-tree=$out/linux-$kernel
-log "unpacking linux_$kernel.orig.tar.xz into $out"
-tar -C "$out" -xf "$tarball"
-[ -d "$tree" ] || die "the tarball has no linux-$kernel/"
-for p in "$src"/patches/0*.patch; do
-	if ! res=$(patch -p1 --forward --batch -d "$tree" <"$p" 2>&1); then
-		printf '%s\n' "$res" >&2
-		die "libkrunfw's ${p##*/} does not apply to $kernel"
-	fi
-done
-log "$(find "$src/patches" -name '0*.patch' | wc -l) libkrunfw patches applied"
-"$repo/scripts/intree.sh" --first "$tree"
-cp "$src/config-libkrunfw_x86_64" "$tree/.config"
-cat "$repo/scripts/libkrunfw.config" >>"$tree/.config"
-make -s -C "$tree" olddefconfig >&2
-grep -qx 'CONFIG_VIRTIO_FS_SYNC=y' "$tree/.config" ||
-	die "CONFIG_VIRTIO_FS_SYNC=y did not survive olddefconfig (its dependencies: VIRTIO, FUSE_FS)"
 
 # --- vmlinux and libkrunfw.so, as libkrunfw's Makefile makes them ------------
 log "building vmlinux ($jobs jobs; log in $out/build.log)"
@@ -167,8 +186,6 @@ ln -sf "libkrunfw.so.$full" "$out/libkrunfw.so.$abi"
 rm -f "$out/kernel.c"
 echo "$kernel" >"$out/kernel-version"
 echo "$full" >"$out/libkrunfw-version"
-# the object tree is large and every input is in the key: keep the results
-rm -rf "$tree"
 touch "$out/.done"
 log "done: $out/vmlinux, $out/libkrunfw.so.$full"
 echo "$out"
