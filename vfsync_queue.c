@@ -882,8 +882,9 @@ static int vfsync_floor_cmp(const void *a, const void *b)
 }
 
 /* Sorts @ns; min, median (the lower middle one), mean and max of @n */
-void vfsync_floor_summary(u64 *ns, unsigned int n, unsigned int busy,
-			  struct vfsync_floor *out)
+VISIBLE_IF_KUNIT void vfsync_floor_summary(u64 *ns, unsigned int n,
+					   unsigned int busy,
+					   struct vfsync_floor *out)
 {
 	u64 sum = 0;
 	unsigned int i;

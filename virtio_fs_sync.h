@@ -335,11 +335,11 @@ void vfsync_init_vq(struct vfsync_dev *fs, struct vfsync_vq *fsvq,
 		    enum vfsync_vq_kind kind, const char *name);
 void vfsync_init_dev(struct vfsync_dev *fs);
 void vfsync_start_all_queues(struct vfsync_dev *fs);
-void vfsync_floor_summary(u64 *ns, unsigned int n, unsigned int busy,
-			  struct vfsync_floor *out);
 int vfsync_floor_run(struct vfsync_dev *fs, unsigned int n);
 #if IS_ENABLED(CONFIG_KUNIT)
 size_t vfsync_cfg_room(u32 offset, u32 cap_len, u64 bar_len);
+void vfsync_floor_summary(u64 *ns, unsigned int n, unsigned int busy,
+			  struct vfsync_floor *out);
 /* Seams the tests redirect with KUnit's static stubs */
 bool vfsync_sync_lock_taken(struct vfsync_vq *fsvq);
 bool vfsync_sync_kicking(struct vfsync_vq *fsvq);
