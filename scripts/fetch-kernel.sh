@@ -32,10 +32,6 @@ debs=$cache/debs
 flavour=cloud
 case $series in *-rt) flavour=rt series=${series%-rt} ;; esac
 
-if [ -f "$dir/.done" ]; then
-	echo "$dir"
-	exit 0
-fi
 # One fetch of a series at a time: a second one would remove the first's
 # tree (rm -rf below) while it is being unpacked.
 mkdir -p "$cache/kernels"
