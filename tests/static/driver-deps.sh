@@ -39,11 +39,12 @@ if [ $verbose = 1 ]; then
 fi
 
 # tsort names the objects of a loop on stderr
-if ! awk '{ print $1, $2 }' "$tmp/edges" | sort -u | tsort >/dev/null 2>"$tmp/loop"; then
+awk '{ print $1, $2 }' "$tmp/edges" | sort -u >"$tmp/pairs"
+if ! tsort "$tmp/pairs" >/dev/null 2>"$tmp/loop"; then
 	echo "driver-deps: the objects depend on each other in a circle:"
 	sed -n 's/^tsort: \([a-z_0-9]*\.o\)$/\1/p' "$tmp/loop" | while read -r o; do
 		grep "^$o " "$tmp/edges" | awk '{ print "  " $1 " -> " $2 " (" $3 ")" }'
 	done
 	exit 1
 fi
-echo "driver-deps: $(awk '{ print $1, $2 }' "$tmp/edges" | sort -u | wc -l) edges among $(wc -l <"$mod") objects, no circle"
+echo "driver-deps: $(wc -l <"$tmp/pairs") edges among $(wc -l <"$mod") objects, no circle"
